@@ -1,0 +1,270 @@
+"""The base text environment: DESIGN.md §2 implemented once for every sdgym environment.
+
+A concrete environment supplies only its engine, through a handful of hooks:
+
+========================  ==================================================================
+``task_count(split)``     how many tasks a split holds
+``_start_task(split, i)`` load task ``i`` of ``split``; return the first observation
+``_engine_step(action)``  apply a cleaned, non-empty command; return :class:`EngineStep`, or
+                          raise :class:`InvalidAction` (the world must then be unchanged)
+``_task_id/_task_type``   stable identifiers of the current task
+``_admissible_actions``   list of commands valid now, or ``None`` where the env has none
+``_privileged_info``      dict with ``expert_plan``, ``expert_action``, ``goal``, ``text``
+``_release``              free engine resources (JVMs, browsers, servers, temp dirs)
+========================  ==================================================================
+
+:class:`TextEnv` turns those into the Gymnasium API: text spaces, the public ``info`` keys, the
+privileged channel, deterministic task choice from ``(split, task_index)`` or ``(split, seed)``,
+invalid-action handling that never raises, and idempotent ``close()``.
+
+Example:
+    >>> import gymnasium as gym, sdgym
+    >>> env = gym.make("sdgym/SearchQA-v0", size="tiny")
+    >>> obs, info = env.reset(seed=0, options={"split": "train"})
+    >>> sorted(k for k in info if k != "privileged")[:3]
+    ['action_valid', 'admissible_actions', 'score']
+"""
+
+from __future__ import annotations
+
+import unicodedata
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from sdgym.spaces import UnicodeText, to_text
+
+PUBLIC_INFO_KEYS: tuple[str, ...] = (
+    "task_id",
+    "task_type",
+    "split",
+    "admissible_actions",
+    "won",
+    "score",
+    "action_valid",
+)
+"""Keys present in ``info`` after every ``reset`` and ``step`` of every sdgym env."""
+
+PRIVILEGED_KEYS: tuple[str, ...] = ("expert_plan", "expert_action", "goal", "text")
+"""Keys of ``info["privileged"]`` (each env fills what it can; missing ones are ``None``)."""
+
+
+class InvalidAction(Exception):
+    """Raised by an engine hook for a command it cannot apply; the message is shown to the agent."""
+
+
+@dataclass
+class EngineStep:
+    """What an engine returns for one valid command.
+
+    Attributes:
+        observation: the text the agent sees next.
+        score: cumulative task score in ``[0, 1]`` after this command.
+        done: whether the episode has ended (task solved, failed or answered).
+        won: whether the task is solved.
+        info: extra env-specific public info keys.
+    """
+
+    observation: str
+    score: float
+    done: bool = False
+    won: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def task_index_from_seed(seed: int, split: str, num_tasks: int) -> int:
+    """Task index chosen by ``seed`` in ``split``: a pure, platform-independent function."""
+    rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(split.encode())])
+    return int(rng.integers(num_tasks))
+
+
+def clean_action(action: Any, max_length: int) -> tuple[str | None, str | None]:
+    """Return ``(command, None)`` for a usable command, or ``(None, reason)`` for an invalid one.
+
+    Control characters are removed, whitespace runs collapse to one space, and the result is
+    stripped; a non-string, an empty string or one longer than ``max_length`` is invalid.
+    """
+    if isinstance(action, bytes):
+        action = action.decode("utf-8", errors="replace")
+    if not isinstance(action, str):
+        return None, f"actions must be text, got {type(action).__name__}"
+    if len(action) > max_length:
+        return None, f"the action is {len(action)} characters long; the limit is {max_length}"
+    printable = "".join(
+        " " if char.isspace() else char
+        for char in action
+        if char.isspace() or unicodedata.category(char)[0] != "C"
+    )
+    command = " ".join(printable.split())
+    if not command:
+        return None, "the action is empty"
+    return command, None
+
+
+class TextEnv(gym.Env[str, str]):
+    """Base class of the sdgym environments (see the module docstring for the hooks).
+
+    Args:
+        privileged: put ``info["privileged"]`` in every info dict (training-time only).
+        render_mode: ``"ansi"`` (``render()`` returns the last observation) or ``"human"``
+            (prints it).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    splits: ClassVar[tuple[str, ...]] = ("train", "val", "test")
+    max_observation_length: ClassVar[int] = 32_768
+    max_action_length: ClassVar[int] = 2_048
+    native_action_tags: ClassVar[tuple[str, ...]] = ()
+    """Tags the env parses itself (e.g. SearchQA's ``search``/``answer``); ``()`` for plain commands."""
+
+    def __init__(self, *, privileged: bool = True, render_mode: str | None = None) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.privileged = bool(privileged)
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText(max_length=self.max_observation_length)
+        self.action_space = UnicodeText(max_length=self.max_action_length)
+        self._split: str | None = None
+        self._task_index: int | None = None
+        self._score = 0.0
+        self._won = False
+        self._done = False
+        self._last_observation = ""
+        self._closed = False
+
+    # ------------------------------------------------------------------ hooks
+    def task_count(self, split: str) -> int:
+        """Number of tasks in ``split``."""
+        raise NotImplementedError
+
+    def _start_task(self, split: str, task_index: int) -> str:
+        raise NotImplementedError
+
+    def _engine_step(self, command: str) -> EngineStep:
+        raise NotImplementedError
+
+    def _task_id(self) -> str:
+        raise NotImplementedError
+
+    def _task_type(self) -> str:
+        raise NotImplementedError
+
+    def _admissible_actions(self) -> list[str] | None:
+        return None
+
+    def _privileged_info(self) -> dict[str, Any]:
+        return {}
+
+    def _release(self) -> None:
+        """Free engine resources; called once by :meth:`close`."""
+
+    # ------------------------------------------------------------ gym API
+    @property
+    def split(self) -> str | None:
+        """Split of the current task (``None`` before the first reset)."""
+        return self._split
+
+    @property
+    def task_index(self) -> int | None:
+        """Index of the current task within its split (``None`` before the first reset)."""
+        return self._task_index
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start a task. ``options``: ``split`` (default ``"train"``) and ``task_index``."""
+        super().reset(seed=seed)
+        if self._closed:
+            raise RuntimeError("this environment is closed; make a new one")
+        options = dict(options or {})
+        split = options.pop("split", "train")
+        task_index = options.pop("task_index", None)
+        if split not in self.splits:
+            raise ValueError(f"unknown split {split!r}; this env has {list(self.splits)}")
+        num_tasks = self.task_count(split)
+        if num_tasks <= 0:
+            raise ValueError(f"split {split!r} has no tasks")
+        if task_index is None:
+            if seed is not None:
+                task_index = task_index_from_seed(seed, split, num_tasks)
+            else:
+                task_index = int(self.np_random.integers(num_tasks))
+        elif not isinstance(task_index, (int, np.integer)) or not 0 <= task_index < num_tasks:
+            raise ValueError(
+                f"task_index must be an int in [0, {num_tasks}) for split {split!r}, "
+                f"got {task_index!r}"
+            )
+        if options:
+            raise ValueError(f"unknown reset options {sorted(options)}; use split, task_index")
+        self._split, self._task_index = split, int(task_index)
+        self._score, self._won, self._done = 0.0, False, False
+        observation = self._start_task(split, int(task_index))
+        return self._observe(observation), self._info(action_valid=True)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Apply ``action``; any input is legal and invalid ones leave the world unchanged."""
+        if self._split is None:
+            raise RuntimeError("call reset() before step()")
+        command, problem = clean_action(action, self.max_action_length)
+        if command is not None and self._done:
+            command, problem = None, "the episode is over; call reset()"
+        extra: dict[str, Any] = {}
+        if command is not None:
+            try:
+                result = self._engine_step(command)
+            except InvalidAction as error:
+                problem = str(error) or "invalid action"
+            else:
+                score = float(np.clip(result.score, 0.0, 1.0))
+                reward = score - self._score
+                self._score = score
+                self._won = self._won or bool(result.won)
+                self._done = bool(result.done)
+                extra = result.info
+                observation = self._observe(result.observation)
+                info = self._info(action_valid=True, **extra)
+                return observation, reward, self._done, False, info
+        observation = self._observe(f"Invalid action: {problem}. Nothing happened.")
+        return observation, 0.0, self._done, False, self._info(action_valid=False)
+
+    def render(self) -> str | None:
+        """Return (``"ansi"``) or print (``"human"``) the last observation."""
+        if self.render_mode == "ansi":
+            return self._last_observation
+        if self.render_mode == "human":
+            print(self._last_observation)
+        return None
+
+    def close(self) -> None:
+        """Release every process, server and temp dir the env started. Safe to call twice."""
+        if not self._closed:
+            self._closed = True
+            self._release()
+        super().close()
+
+    # ------------------------------------------------------------ helpers
+    def _observe(self, observation: str) -> str:
+        self._last_observation = to_text(observation, self.max_observation_length)
+        return self._last_observation
+
+    def _info(self, *, action_valid: bool, **extra: Any) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "task_id": self._task_id(),
+            "task_type": self._task_type(),
+            "split": self._split,
+            "admissible_actions": self._admissible_actions(),
+            "won": self._won,
+            "score": self._score,
+            "action_valid": action_valid,
+        }
+        info.update(extra)
+        if self.privileged:
+            privileged = dict.fromkeys(PRIVILEGED_KEYS)
+            privileged.update(self._privileged_info())
+            info["privileged"] = privileged
+        return info

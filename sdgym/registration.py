@@ -1,0 +1,78 @@
+"""The four sdgym environment ids, registered as data (entry points are strings: cheap import)."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+
+import gymnasium as gym
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """One registered environment: its id, entry point, step limit and optional extra."""
+
+    env_id: str
+    entry_point: str
+    max_episode_steps: int
+    extra: str
+    requires: tuple[str, ...]
+    description: str
+
+    def installed(self) -> bool:
+        """Whether the Python packages this env's engine needs are importable."""
+        return all(importlib.util.find_spec(module) is not None for module in self.requires)
+
+
+ENVIRONMENTS: tuple[EnvEntry, ...] = (
+    EnvEntry(
+        "sdgym/ALFWorld-v0",
+        "sdgym.envs.alfworld.env:ALFWorldEnv",
+        50,
+        "alfworld",
+        ("textworld", "alfworld"),
+        "household tasks on the ALFWorld/TextWorld PDDL engine",
+    ),
+    EnvEntry(
+        "sdgym/ScienceWorld-v0",
+        "sdgym.envs.scienceworld.env:ScienceWorldEnv",
+        30,
+        "scienceworld",
+        ("scienceworld",),
+        "elementary science experiments on the ScienceWorld simulator",
+    ),
+    EnvEntry(
+        "sdgym/SearchQA-v0",
+        "sdgym.envs.searchqa.env:SearchQAEnv",
+        4,
+        "searchqa",
+        ("bm25s",),
+        "Search-R1-style retrieval QA over a generated encyclopedia",
+    ),
+    EnvEntry(
+        "sdgym/WebShop-v0",
+        "sdgym.envs.webshop.env:WebShopEnv",
+        15,
+        "webshop",
+        ("rapidfuzz",),
+        "WebShop-style online shopping over a generated catalogue",
+    ),
+)
+
+
+def implemented(entry: EnvEntry) -> bool:
+    """Whether the env's module is part of this installation of sdgym."""
+    module = entry.entry_point.split(":")[0]
+    return importlib.util.find_spec(module.rsplit(".", 1)[0]) is not None
+
+
+def register_envs() -> None:
+    """Register every sdgym id with Gymnasium (idempotent)."""
+    for entry in ENVIRONMENTS:
+        if entry.env_id not in gym.registry:
+            gym.register(
+                id=entry.env_id,
+                entry_point=entry.entry_point,
+                max_episode_steps=entry.max_episode_steps,
+                disable_env_checker=False,
+            )
