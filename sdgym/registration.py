@@ -63,7 +63,10 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
 def implemented(entry: EnvEntry) -> bool:
     """Whether the env's module is part of this installation of sdgym."""
     module = entry.entry_point.split(":")[0]
-    return importlib.util.find_spec(module.rsplit(".", 1)[0]) is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def register_envs() -> None:

@@ -1,0 +1,1 @@
+"""Training and reference baselines: GRPO core, teacher heads, trainer, reference policies."""

@@ -1,0 +1,74 @@
+"""``sdgym baseline``: reference policies on every installed env, one table and a JSONL file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from baselines.evaluation import evaluate_policy
+from baselines.reference_policies import POLICIES
+from sdgym.registration import ENVIRONMENTS, implemented
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``sdgym baseline``."""
+    parser.add_argument("--env", action="append", default=None,
+                        help="env id (repeatable; default: every installed env)")
+    parser.add_argument("--algo", default="random,expert",
+                        help=f"comma-separated, from {sorted(POLICIES)}")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--episodes", type=int, default=16, help="tasks per rollout seed")
+    parser.add_argument("--seeds", type=int, default=8, help="number of rollout seeds")
+    parser.add_argument("--out", default="reports/baselines", help="output folder")
+    parser.add_argument("--env-kwarg", action="append", default=[], metavar="ID:KEY=VALUE",
+                        help="per-env keyword for gym.make, e.g. SearchQA-v0:size=tiny")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate each requested policy on each requested env and write ``results.jsonl``."""
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from sdgym.cli import parse_env_kwargs
+
+    algos = [a.strip() for a in args.algo.split(",") if a.strip()]
+    unknown = [a for a in algos if a not in POLICIES]
+    if unknown:
+        raise ValueError(f"unknown --algo {unknown}; choose from {sorted(POLICIES)}")
+    available = [e.env_id for e in ENVIRONMENTS if implemented(e) and e.installed()]
+    env_ids = args.env or available
+    missing = [e for e in env_ids if e not in available]
+    if missing:
+        raise ValueError(f"not installed or unknown: {missing}; installed: {available}")
+    per_env: dict[str, list[str]] = {}
+    for item in args.env_kwarg:
+        target, _, pair = item.partition(":")
+        per_env.setdefault(target if target.startswith("sdgym/") else f"sdgym/{target}", []).append(pair)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    console = Console()
+    table = Table(title=f"reference baselines on {args.split} ({args.seeds} seeds)")
+    for column in ("env", "policy", "success mean ± std", "score", "seconds"):
+        table.add_column(column)
+    records = []
+    with Progress(console=console, transient=True) as progress:
+        for env_id in env_ids:
+            kwargs = parse_env_kwargs(per_env.get(env_id, []))
+            for algo in algos:
+                task = progress.add_task(f"{env_id} {algo}", total=args.episodes * args.seeds)
+                result = evaluate_policy(
+                    env_id, POLICIES[algo](), split=args.split, episodes=args.episodes,
+                    seeds=range(args.seeds), env_kwargs=kwargs,
+                    progress=lambda n, t=task: progress.advance(t, n),
+                )
+                records.append({**result.to_record(), "env_kwargs": kwargs})
+                table.add_row(env_id, algo, f"{result.success_mean:.3f} ± {result.success_std:.3f}",
+                              f"{result.score_mean:.3f}", f"{result.seconds:.1f}")
+    with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record) + "\n")
+    console.print(table)
+    console.print(f"wrote {out / 'results.jsonl'}")
+    return 0

@@ -1,0 +1,180 @@
+"""The ``sdgym`` command: list the environments and play them in a terminal.
+
+Training and benchmark subcommands import ``baselines`` lazily, so ``sdgym list`` stays light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+
+from sdgym.registration import ENVIRONMENTS, EnvEntry, implemented
+
+
+def parse_env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
+    """``["size=tiny", "top_k=5"]`` → ``{"size": "tiny", "top_k": 5}`` (values as Python literals)."""
+    kwargs: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"error: --env-kwarg expects KEY=VALUE, got {pair!r}")
+        try:
+            value: Any = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            value = raw
+        kwargs[key.strip()] = value
+    return kwargs
+
+
+def _entry(env_id: str) -> EnvEntry:
+    for entry in ENVIRONMENTS:
+        if env_id in (entry.env_id, entry.env_id.split("/")[1], entry.extra):
+            return entry
+    known = ", ".join(e.env_id for e in ENVIRONMENTS)
+    raise SystemExit(f"error: unknown environment {env_id!r}; known: {known}")
+
+
+def _task_counts(entry: EnvEntry, kwargs: dict[str, Any]) -> str:
+    env = gym.make(entry.env_id, **kwargs)
+    try:
+        core = env.unwrapped
+        return ", ".join(f"{split} {core.task_count(split)}" for split in core.splits)
+    finally:
+        env.close()
+
+
+def command_list(args: argparse.Namespace) -> int:
+    """Print the registered environments, their extras, splits and task counts."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="sdgym environments")
+    for column in ("id", "extra", "installed", "splits (tasks)", "description"):
+        table.add_column(column)
+    kwargs = parse_env_kwargs(args.env_kwarg)
+    for entry in ENVIRONMENTS:
+        ready = entry.installed() and implemented(entry)
+        if not implemented(entry):
+            status, counts = "not in this build", "-"
+        elif not entry.installed():
+            status, counts = f"no: pip install 'sdgym[{entry.extra}]'", "-"
+        else:
+            status = "yes"
+            try:
+                counts = _task_counts(entry, kwargs) if args.counts else "(use --counts)"
+            except Exception as error:  # a broken engine must not hide the other envs
+                counts = f"error: {error}"
+        table.add_row(entry.env_id, entry.extra, status, counts if ready else "-", entry.description)
+    Console().print(table)
+    return 0
+
+
+def command_play(args: argparse.Namespace) -> int:
+    """Play an environment in the terminal (``:expert`` shows the expert's next action)."""
+    from rich.console import Console
+    from rich.panel import Panel
+
+    console = Console()
+    entry = _entry(args.env_id)
+    env = gym.make(entry.env_id, **parse_env_kwargs(args.env_kwarg))
+    options: dict[str, Any] = {"split": args.split}
+    if args.task_index is not None:
+        options["task_index"] = args.task_index
+    try:
+        observation, info = env.reset(seed=args.seed, options=options)
+        total = 0.0
+        console.print(f"[bold]{entry.env_id}[/] task {info['task_id']} ({info['task_type']})")
+        while True:
+            console.print(Panel(observation, title="observation"))
+            if info.get("admissible_actions"):
+                console.print("[dim]admissible:[/] " + " | ".join(info["admissible_actions"]))
+            if args.show_privileged and "privileged" in info:
+                console.print(Panel(str(info["privileged"].get("text")), title="privileged"))
+            try:
+                action = input("> ")
+            except EOFError:
+                console.print("\n[dim]end of input[/]")
+                return 0
+            if action.strip() in (":q", ":quit"):
+                return 0
+            if action.strip() == ":expert":
+                console.print(f"expert: {info.get('privileged', {}).get('expert_action')}")
+                continue
+            observation, reward, terminated, truncated, info = env.step(action)
+            total += float(reward)
+            valid = "" if info["action_valid"] else " [red](invalid action)[/]"
+            console.print(f"reward {reward:+.3f}  return {total:.3f}  score {info['score']:.3f}{valid}")
+            if terminated or truncated:
+                console.print(Panel(observation, title="final observation"))
+                outcome = "won" if info["won"] else ("truncated" if truncated else "lost")
+                console.print(f"[bold]episode over: {outcome}, score {info['score']:.3f}[/]")
+                return 0
+    finally:
+        env.close()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``sdgym`` command."""
+    parser = argparse.ArgumentParser(prog="sdgym", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    listing = commands.add_parser("list", help="list environments, extras, splits and task counts")
+    listing.add_argument("--no-counts", dest="counts", action="store_false",
+                         help="skip making each env to count its tasks")
+    listing.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE")
+    listing.set_defaults(handler=command_list)
+
+    play = commands.add_parser("play", help="play an environment in the terminal")
+    play.add_argument("env_id", help="e.g. sdgym/SearchQA-v0 (or SearchQA-v0)")
+    play.add_argument("--split", default="train")
+    play.add_argument("--task-index", type=int, default=None)
+    play.add_argument("--seed", type=int, default=None)
+    play.add_argument("--show-privileged", action="store_true",
+                      help="show the privileged info (expert plan, gold answers, ...)")
+    play.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE",
+                      help="keyword for gym.make, e.g. size=tiny (repeatable)")
+    play.set_defaults(handler=command_play)
+
+    baseline = commands.add_parser("baseline", help="evaluate reference policies (random, expert)")
+    baseline.set_defaults(handler=_lazy("baselines.baseline_cli", "run"))
+    _lazy_arguments(baseline, "baselines.baseline_cli")
+    return parser
+
+
+def _lazy(module: str, function: str):
+    """A handler that imports ``module`` (from the training packages) only when it runs."""
+
+    def handler(args: argparse.Namespace) -> int:
+        import importlib
+
+        return int(getattr(importlib.import_module(module), function)(args))
+
+    return handler
+
+
+def _lazy_arguments(parser: argparse.ArgumentParser, module: str) -> None:
+    import importlib
+
+    try:
+        importlib.import_module(module).add_arguments(parser)
+    except ImportError as error:  # the training extras are not installed
+        parser.description = f"unavailable: {error}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``sdgym`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except (ValueError, TypeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

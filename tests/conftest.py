@@ -1,0 +1,56 @@
+"""Shared test set-up: a private cache dir, one CPU thread, and the envs available here."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import sdgym  # noqa: E402
+from sdgym.registration import ENVIRONMENTS, implemented  # noqa: E402
+
+FAST_KWARGS: dict[str, dict] = {
+    "sdgym/SearchQA-v0": {"size": "tiny"},
+    "sdgym/WebShop-v0": {"size": "tiny"},
+    "sdgym/ScienceWorld-v0": {},
+    "sdgym/ALFWorld-v0": {},
+}
+"""Keyword arguments that make each env small enough for unit tests."""
+
+AVAILABLE_IDS = [e.env_id for e in ENVIRONMENTS if implemented(e) and e.installed()]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    if "SDGYM_CACHE" not in os.environ:
+        os.environ["SDGYM_CACHE"] = str(tmp_path_factory.mktemp("sdgym-cache"))
+
+
+@pytest.fixture(params=AVAILABLE_IDS)
+def env_id(request: pytest.FixtureRequest) -> str:
+    """Each registered sdgym id whose module and extra are installed."""
+    return request.param
+
+
+@pytest.fixture
+def make_env(env_id: str):
+    """Factory for the env under test with its fast kwargs; closes every env it made."""
+    import gymnasium as gym
+
+    made = []
+
+    def factory(**overrides):
+        env = gym.make(env_id, **{**FAST_KWARGS.get(env_id, {}), **overrides})
+        made.append(env)
+        return env
+
+    yield factory
+    for env in made:
+        env.close()
+
+
+assert sdgym.ENVIRONMENTS

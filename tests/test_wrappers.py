@@ -1,0 +1,84 @@
+"""Wrappers: TaggedActions parsing, AdmissibleDiscrete masks, episode recording."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from sdgym.wrappers import AdmissibleDiscrete, RecordEpisodes, TaggedActions, extract_tagged
+from sdgym.wrappers.admissible_discrete import hashed_bag_of_words
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("<think>x</think><action>go to desk 1</action>", ("action", "go to desk 1")),
+        ("<ACTION> open drawer </ACTION> trailing", ("action", "open drawer")),
+        ("<action>first</action><action>second</action>", ("action", "first")),
+        ("<action>unclosed", (None, None)),
+        ("no tags at all", (None, None)),
+        ("", (None, None)),
+        (None, (None, None)),
+    ],
+)
+def test_extract_tagged(response, expected) -> None:
+    assert extract_tagged(response, ["action"]) == expected
+
+
+def test_tagged_actions_forwards_native_tags_and_reports_parse_errors() -> None:
+    env = TaggedActions(gym.make("sdgym/SearchQA-v0", size="tiny"))
+    assert env.tags == ("search", "answer")
+    _, info = env.reset(seed=0, options={"split": "test"})
+    query = info["privileged"]["expert_action"]
+    _, _, _, _, info = env.step(f"<think>let me look</think>{query} then more text")
+    assert info["parse_error"] is None and info["parsed_action"] == query
+    assert info["action_valid"] is True
+    _, _, _, _, info = env.step("I think the answer is obvious")
+    assert "no complete" in info["parse_error"] and info["action_valid"] is False
+    env.close()
+
+
+def test_tagged_actions_default_tag_is_action() -> None:
+    env = TaggedActions(gym.make("sdgym/SearchQA-v0", size="tiny"), tags=["action"])
+    env.reset(seed=0)
+    _, _, _, _, info = env.step("<action><search>Republic</search></action>")
+    assert info["parsed_action"] == "<search>Republic</search>" and info["action_valid"]
+    env.close()
+
+
+def test_hashed_bag_of_words_is_stable_and_normalised() -> None:
+    a, b = hashed_bag_of_words("Go to the desk", 64), hashed_bag_of_words("go to the DESK", 64)
+    assert np.allclose(a, b) and np.isclose(np.linalg.norm(a), 1.0)
+    assert not np.any(hashed_bag_of_words("", 64))
+
+
+def test_admissible_discrete_masks_and_out_of_mask_actions() -> None:
+    env = AdmissibleDiscrete(gym.make("sdgym/SearchQA-v0", size="tiny"), max_actions=8)
+    observation, _ = env.reset(seed=0, options={"split": "test"})
+    assert env.observation_space.contains(observation)
+    mask = env.action_masks()
+    assert mask.dtype == bool and mask.sum() == len(env.candidates) >= 1
+    observation, _, _, _, info = env.step(0)  # search the question
+    assert info["action_valid"] and env.action_masks().sum() > 1
+    _, _, terminated, _, info = env.step(7 if not env.action_masks()[7] else 100)
+    assert info["action_valid"] is False and not terminated
+    env.close()
+
+
+def test_record_episodes_writes_public_json_lines(tmp_path) -> None:
+    path = tmp_path / "episodes.jsonl"
+    env = RecordEpisodes(gym.make("sdgym/SearchQA-v0", size="tiny"), path)
+    for seed in (0, 1):
+        _, info = env.reset(seed=seed, options={"split": "test"})
+        done = False
+        while not done:
+            _, _, terminated, truncated, info = env.step(info["privileged"]["expert_action"])
+            done = terminated or truncated
+    env.close()
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == 2
+    assert all(r["won"] and r["return"] == pytest.approx(1.0) for r in records)
+    assert "privileged" not in path.read_text()
