@@ -1,0 +1,125 @@
+"""Prompt templates: student prompts from public info only, teacher prompts with privileged context.
+
+The student prompt builder takes a :class:`PublicTurn` — task, recent history, observation and
+admissible actions — which :func:`public_turn` builds from an env ``info`` dict without ever
+reading ``info["privileged"]``. A student prompt therefore cannot contain privileged text by
+construction. :func:`teacher_messages` adds a context block (privileged text, skills, a sibling's
+trajectory, hindsight notes) to the same prompt, cut to a character budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+HISTORY_WINDOW: dict[str, int] = {
+    "sdgym/ALFWorld-v0": 2,
+    "sdgym/WebShop-v0": 2,
+    "sdgym/SearchQA-v0": 4,
+    "sdgym/ScienceWorld-v0": 5,
+}
+"""Observation/action pairs kept in the prompt per env (METHODS.md)."""
+
+ACTION_FORMAT = (
+    "First reason inside <think> </think>, then give exactly one command inside "
+    "<action> </action>."
+)
+SEARCH_FORMAT = (
+    "First reason inside <think> </think>. Then either search with <search> query </search> "
+    "(results come back inside <information> </information>) or give the final answer with "
+    "<answer> text </answer>."
+)
+SYSTEM_PROMPTS: dict[str, str] = {
+    "sdgym/ALFWorld-v0": "You are an agent in a household. Complete the task. " + ACTION_FORMAT,
+    "sdgym/ScienceWorld-v0": "You are an agent doing a science experiment. " + ACTION_FORMAT,
+    "sdgym/WebShop-v0": "You are shopping online for the customer. " + ACTION_FORMAT,
+    "sdgym/SearchQA-v0": "You answer questions using a search engine. " + SEARCH_FORMAT,
+}
+
+
+@dataclass
+class PublicTurn:
+    """Everything a student may see at one turn (no privileged field exists here)."""
+
+    env_id: str
+    task: str
+    step: int
+    history: list[tuple[str, str]] = field(default_factory=list)
+    observation: str = ""
+    admissible_actions: list[str] | None = None
+
+
+def public_turn(
+    env_id: str,
+    task: str,
+    step: int,
+    history: Sequence[tuple[str, str]],
+    observation: str,
+    info: dict[str, Any],
+) -> PublicTurn:
+    """Build a :class:`PublicTurn`; reads only ``info["admissible_actions"]``."""
+    window = HISTORY_WINDOW.get(env_id, 2)
+    admissible = info.get("admissible_actions")
+    return PublicTurn(
+        env_id=env_id,
+        task=task,
+        step=step,
+        history=list(history)[-window:] if window else [],
+        observation=observation,
+        admissible_actions=list(admissible) if admissible is not None else None,
+    )
+
+
+def clip_text(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters (an ellipsis marks the cut)."""
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+
+
+def _user_text(
+    turn: PublicTurn, max_admissible: int = 40, history_chars: int = 400, observation_chars: int = 1500
+) -> str:
+    parts = [f"Task: {clip_text(turn.task, observation_chars)}", f"Step {turn.step}."]
+    if turn.history:
+        parts.append("Recent history:")
+        for observation, action in turn.history:
+            parts.append(f"Observation: {clip_text(observation, history_chars)}\nAction: {action}")
+    parts.append(f"Current observation: {clip_text(turn.observation, observation_chars)}")
+    if turn.admissible_actions:
+        shown = turn.admissible_actions[:max_admissible]
+        parts.append("Admissible actions: " + " | ".join(shown))
+    return "\n".join(parts)
+
+
+def student_messages(turn: PublicTurn) -> list[dict[str, str]]:
+    """Chat messages of the student prompt for one turn."""
+    system = SYSTEM_PROMPTS.get(turn.env_id, "You are an agent. " + ACTION_FORMAT)
+    return [{"role": "system", "content": system}, {"role": "user", "content": _user_text(turn)}]
+
+
+def teacher_messages(turn: PublicTurn, context: str, budget_chars: int = 2000) -> list[dict[str, str]]:
+    """The student prompt plus a privileged context block (cut to ``budget_chars``)."""
+    messages = student_messages(turn)
+    block = clip_text(context, budget_chars)
+    messages[1] = {
+        "role": "user",
+        "content": f"{messages[1]['content']}\n\nPrivileged guidance (for the teacher):\n{block}",
+    }
+    return messages
+
+
+THOUGHT = "<think>I choose the next step.</think>"
+"""The short reasoning used in expert demonstrations (SFT targets)."""
+
+
+def response_for_command(env_id: str, command: str, native_tags: Sequence[str] = ()) -> str:
+    """The model response that carries ``command`` in the env's protocol (SFT targets).
+
+    Commands already written in the env's own tags (e.g. ``<search>…</search>``) are kept as
+    they are; others are wrapped in ``<action>…</action>``.
+    """
+    del env_id
+    stripped = command.strip()
+    if any(stripped.startswith(f"<{tag}>") for tag in native_tags):
+        return f"{THOUGHT}{stripped}"
+    return f"{THOUGHT}<action>{stripped}</action>"

@@ -1,0 +1,211 @@
+"""Batched multi-turn rollout: N tasks × G group members in lock-step over a Gymnasium vector env.
+
+Each turn, one generation call covers every live episode; episodes end at different times and
+finished sub-envs receive an empty (ignored) command until the whole batch is done. A group is G
+sub-envs reset with the same seed, so they share a task. The result is one :class:`TurnRow` per
+(episode, turn) — verl-agent style — carrying what training needs: prompt and response ids,
+rollout log-probs, the env outcome, and the privileged info seen at that turn (for teacher heads;
+never in the student prompt).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agents.backends.base import PolicyBackend, SamplingParams
+from agents.prompts import PublicTurn, public_turn, student_messages
+from sdgym.wrappers import HidePrivileged, TaggedActions
+
+Renderer = Callable[[list[dict[str, str]]], str]
+
+
+@dataclass
+class TurnRow:
+    """One training row: a turn of one episode."""
+
+    group_id: int
+    traj_id: int
+    turn: int
+    task_id: str
+    task_type: str
+    public: PublicTurn
+    prompt_ids: list[int]
+    response_ids: list[int]
+    old_logprobs: list[float]
+    response_text: str
+    reward: float
+    action_valid: bool
+    parse_error: str | None
+    done: bool
+    privileged: dict[str, Any] | None
+    episode_return: float = 0.0
+    won: bool = False
+    score: float = 0.0
+
+
+@dataclass
+class Episode:
+    """Summary of one finished episode."""
+
+    group_id: int
+    traj_id: int
+    task_id: str
+    task_type: str
+    turns: int
+    score: float
+    won: bool
+    invalid_actions: int
+
+
+@dataclass
+class RolloutBatch:
+    """Rows, episodes and phase timings of one rollout."""
+
+    rows: list[TurnRow] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    generated_tokens: int = 0
+
+    @property
+    def success_rate(self) -> float:
+        """Share of episodes won."""
+        return float(np.mean([e.won for e in self.episodes])) if self.episodes else 0.0
+
+    @property
+    def mean_score(self) -> float:
+        """Mean final score."""
+        return float(np.mean([e.score for e in self.episodes])) if self.episodes else 0.0
+
+
+def info_at(infos: dict[str, Any], index: int) -> dict[str, Any]:
+    """The info dict of sub-env ``index`` from a vector env's batched info."""
+    single: dict[str, Any] = {}
+    for key, value in infos.items():
+        if key.startswith("_"):
+            continue
+        mask = infos.get(f"_{key}")
+        if mask is not None and not bool(mask[index]):
+            continue
+        single[key] = info_at(value, index) if isinstance(value, dict) else value[index]
+    return single
+
+
+@dataclass
+class RolloutConfig:
+    """Which env and how many groups; sampling is passed per call."""
+
+    env_id: str
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    num_groups: int = 2
+    group_size: int = 4
+    vectorization_mode: str = "sync"
+    hide_privileged: bool = False
+    max_turns: int | None = None
+
+
+class RolloutEngine:
+    """Runs grouped episodes of a policy backend on a vector env (see the module docstring)."""
+
+    def __init__(self, config: RolloutConfig, backend: PolicyBackend, render: Renderer) -> None:
+        self.config = config
+        self.backend = backend
+        self.render = render
+        wrappers: list[Callable[[gym.Env], gym.Env]] = [TaggedActions]
+        if config.hide_privileged:
+            wrappers.insert(0, HidePrivileged)
+        self.num_envs = config.num_groups * config.group_size
+        self.vector = gym.make_vec(
+            config.env_id,
+            num_envs=self.num_envs,
+            vectorization_mode=config.vectorization_mode,
+            wrappers=wrappers,
+            **config.env_kwargs,
+        )
+        spec_limit = gym.spec(config.env_id).max_episode_steps or 50
+        self.max_turns = config.max_turns or int(config.env_kwargs.get("max_episode_steps", spec_limit))
+
+    def close(self) -> None:
+        """Close the vector env and every sub-env."""
+        self.vector.close()
+
+    def __enter__(self) -> RolloutEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def collect(
+        self, seeds: Sequence[int], params: SamplingParams, split: str = "train"
+    ) -> RolloutBatch:
+        """One episode per sub-env; group ``g`` is reset with ``seeds[g]``."""
+        config = self.config
+        if len(seeds) != config.num_groups:
+            raise ValueError(f"need {config.num_groups} seeds (one per group), got {len(seeds)}")
+        batch = RolloutBatch(timings={"generation": 0.0, "env": 0.0})
+        started = time.perf_counter()
+        env_seeds = [int(seed) for seed in seeds for _ in range(config.group_size)]
+        observations, infos = self.vector.reset(seed=env_seeds, options={"split": split})
+        batch.timings["env"] += time.perf_counter() - started
+        tasks = list(observations)
+        histories: list[list[tuple[str, str]]] = [[] for _ in range(self.num_envs)]
+        live = [True] * self.num_envs
+        episode_rows: list[list[TurnRow]] = [[] for _ in range(self.num_envs)]
+        current = [info_at(infos, i) for i in range(self.num_envs)]
+        for turn in range(self.max_turns):
+            indices = [i for i in range(self.num_envs) if live[i]]
+            if not indices:
+                break
+            turns = [
+                public_turn(config.env_id, tasks[i], turn + 1, histories[i], observations[i],
+                            current[i])
+                for i in indices
+            ]
+            prompts = [self.render(student_messages(t)) for t in turns]
+            tick = time.perf_counter()
+            generations = self.backend.generate(prompts, params)
+            batch.timings["generation"] += time.perf_counter() - tick
+            actions = [""] * self.num_envs
+            for i, generation in zip(indices, generations):
+                actions[i] = generation.text
+                batch.generated_tokens += len(generation.response_ids)
+            tick = time.perf_counter()
+            observations, rewards, terminated, truncated, infos = self.vector.step(tuple(actions))
+            batch.timings["env"] += time.perf_counter() - tick
+            for i, generation, state in zip(indices, generations, turns):
+                info = info_at(infos, i)
+                done = bool(terminated[i] or truncated[i]) or turn + 1 == self.max_turns
+                episode_rows[i].append(TurnRow(
+                    group_id=i // config.group_size, traj_id=i, turn=turn,
+                    task_id=str(current[i]["task_id"]), task_type=str(current[i]["task_type"]),
+                    public=state, prompt_ids=list(generation.prompt_ids),
+                    response_ids=list(generation.response_ids),
+                    old_logprobs=list(generation.logprobs), response_text=generation.text,
+                    reward=float(rewards[i]), action_valid=bool(info.get("action_valid", True)),
+                    parse_error=info.get("parse_error"), done=done,
+                    privileged=current[i].get("privileged"),
+                ))
+                histories[i].append((state.observation, str(info.get("parsed_action", ""))))
+                current[i] = info
+                if done:
+                    live[i] = False
+                    self._finish(batch, episode_rows[i], info)
+        batch.timings["total"] = time.perf_counter() - started
+        return batch
+
+    @staticmethod
+    def _finish(batch: RolloutBatch, rows: list[TurnRow], info: dict[str, Any]) -> None:
+        score, won = float(info.get("score", 0.0)), bool(info.get("won", False))
+        for row in rows:
+            row.episode_return, row.won, row.score = score, won, score
+        batch.rows.extend(rows)
+        first = rows[0]
+        batch.episodes.append(Episode(
+            first.group_id, first.traj_id, first.task_id, first.task_type, len(rows), score, won,
+            sum(not row.action_valid for row in rows),
+        ))

@@ -1,0 +1,96 @@
+"""Training configuration: dataclasses, and presets stored as TOML files in ``baselines/presets``.
+
+A preset file holds any subset of :class:`TrainConfig`'s fields (tables for the nested ``grpo``
+section); ``load_preset("cpu-mini", method="sdar")`` reads it and applies overrides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from baselines.grpo import GRPOConfig
+
+PRESET_DIR = Path(__file__).parent / "presets"
+
+
+@dataclass
+class TrainConfig:
+    """One training run (one env, one method, one seed)."""
+
+    env_id: str = "sdgym/SearchQA-v0"
+    env_kwargs: dict[str, Any] = field(default_factory=lambda: {"size": "tiny"})
+    train_split: str = "easy_train"
+    val_split: str = "easy_val"
+    test_split: str = "test"
+    method: str = "grpo"
+    head_kwargs: dict[str, Any] = field(default_factory=dict)
+    model: str = "tiny"
+    """``"tiny"`` (built locally) or a model folder / hub id available offline."""
+    tiny_model: dict[str, Any] = field(default_factory=dict)
+    device: str = "cpu"
+    backend: str = "hf"
+    seed: int = 0
+    sft_steps: int = 150
+    sft_lr: float = 3e-3
+    sft_batch_size: int = 16
+    sft_tasks: int = 200
+    steps: int = 20
+    num_groups: int = 4
+    group_size: int = 4
+    lr: float = 3e-4
+    ppo_epochs: int = 1
+    micro_batch_size: int = 32
+    max_grad_norm: float = 1.0
+    max_new_tokens: int = 40
+    temperature: float = 1.0
+    val_temperature: float = 0.4
+    val_every: int = 5
+    val_episodes: int = 16
+    test_episodes: int = 16
+    test_seeds: int = 8
+    checkpoint_every: int = 5
+    grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    out_dir: str = "runs"
+
+    def run_dir(self) -> Path:
+        """``out_dir/<env>/<method>/seed<seed>``."""
+        env = self.env_id.split("/")[-1]
+        return Path(self.out_dir) / env / self.method / f"seed{self.seed}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (JSON/TOML ready)."""
+        return dataclasses.asdict(self)
+
+
+def from_dict(values: dict[str, Any]) -> TrainConfig:
+    """A :class:`TrainConfig` from plain data; unknown keys are an error."""
+    names = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = set(values) - names
+    if unknown:
+        raise ValueError(f"unknown training options {sorted(unknown)}")
+    values = dict(values)
+    grpo_values = values.pop("grpo", {})
+    grpo_names = {f.name for f in dataclasses.fields(GRPOConfig)}
+    if set(grpo_values) - grpo_names:
+        raise ValueError(f"unknown grpo options {sorted(set(grpo_values) - grpo_names)}")
+    return TrainConfig(**values, grpo=GRPOConfig(**grpo_values))
+
+
+def available_presets() -> list[str]:
+    """Names of the preset files."""
+    return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
+
+
+def load_preset(name: str, **overrides: Any) -> TrainConfig:
+    """Read preset ``name`` (or a path to a TOML file) and apply ``overrides``."""
+    path = Path(name) if name.endswith(".toml") else PRESET_DIR / f"{name}.toml"
+    if not path.exists():
+        raise ValueError(f"unknown preset {name!r}; available: {available_presets()}")
+    values = tomllib.loads(path.read_text())
+    values.pop("description", None)
+    grpo = {**values.pop("grpo", {}), **overrides.pop("grpo", {})}
+    return from_dict({**values, **overrides, "grpo": grpo})

@@ -1,0 +1,124 @@
+"""The GRPO core, readable top to bottom: training rewards, group advantages, clipped loss, KL.
+
+Notation per turn-row ``i`` of episode ``e`` in group ``g`` and response token ``t``:
+
+* training return ``R_e = won_coef·won_e + score_coef·score_e`` (METHODS.md: 10·won);
+* row return ``r_i = R_e − invalid_penalty·[turn i's action was invalid]``;
+* advantage ``A_i = (r_i − mean_g) / (std_g + ε)``, with mean/std over the group's *episodes*
+  (``scope="episode"``, default: every episode weighs the same) or over its *turn-rows*
+  (``scope="turn"``, verl-agent's default: long episodes weigh more); ``A_i`` is broadcast to
+  every token of the row;
+* ratio ``ρ_t = exp(s_t − o_t)`` (new vs rollout log-prob); PPO clip with separate low/high
+  bounds, plus dual clip for negative advantages (Ye et al. 2020):
+  ``L_t = max(−A ρ_t, −A clip(ρ_t, 1−ε_low, 1+ε_high))`` and, if ``A < 0``,
+  ``L_t = min(L_t, −A·c_dual)``;
+* token-mean reduction: ``Σ_t L_t m_t / Σ_t m_t`` over all response tokens of the batch;
+* low-variance KL to a reference (Schulman's k3): ``k_t = exp(r_t − s_t) − (r_t − s_t) − 1``;
+* entropy bonus ``−β·H`` with ``H`` the token-mean entropy of the policy.
+
+Sources: DeepSeekMath (GRPO), verl ``core_algos`` (dual clip, low_var_kl), verl-agent (turn rows).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class GRPOConfig:
+    """GRPO hyper-parameters (METHODS.md defaults)."""
+
+    won_coef: float = 10.0
+    score_coef: float = 0.0
+    invalid_penalty: float = 0.1
+    advantage_scope: str = "episode"
+    eps: float = 1e-6
+    clip_low: float = 0.2
+    clip_high: float = 0.2
+    dual_clip: float = 3.0
+    entropy_coef: float = 0.001
+    kl_coef: float = 0.01
+
+
+def row_returns(
+    won: Sequence[bool], score: Sequence[float], invalid: Sequence[bool], config: GRPOConfig
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(R_e per row, r_i per row)``: the episode's training return and the penalised row return."""
+    episode = torch.tensor(
+        [config.won_coef * float(w) + config.score_coef * float(s) for w, s in zip(won, score)],
+        dtype=torch.float32,
+    )
+    penalty = torch.tensor([config.invalid_penalty * float(x) for x in invalid], dtype=torch.float32)
+    return episode, episode - penalty
+
+
+def group_advantages(
+    episode_return: torch.Tensor,
+    row_return: torch.Tensor,
+    group_ids: Sequence[int],
+    traj_ids: Sequence[int],
+    scope: str = "episode",
+    eps: float = 1e-6,
+) -> torch.Tensor:
+    """Group-normalised advantage per row (see the module docstring)."""
+    if scope not in ("episode", "turn"):
+        raise ValueError(f"advantage scope must be 'episode' or 'turn', got {scope!r}")
+    rows_of_group: dict[int, list[int]] = defaultdict(list)
+    for row, group in enumerate(group_ids):
+        rows_of_group[int(group)].append(row)
+    advantages = torch.zeros_like(row_return)
+    for rows in rows_of_group.values():
+        if scope == "episode":
+            first_row_of_traj: dict[int, int] = {}
+            for row in rows:
+                first_row_of_traj.setdefault(int(traj_ids[row]), row)
+            values = episode_return[list(first_row_of_traj.values())]
+        else:
+            values = row_return[rows]
+        mean = values.mean()
+        std = values.std(unbiased=True) if values.numel() > 1 else torch.zeros(())
+        advantages[rows] = (row_return[rows] - mean) / (std + eps)
+    return advantages
+
+
+def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Token-mean of ``values`` over ``mask`` (0 when the mask is empty)."""
+    mask = mask.to(values.dtype)
+    return (values * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def clipped_policy_loss(
+    logprobs: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    config: GRPOConfig,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """PPO clip + dual clip, token-mean. Tensors are ``[rows, tokens]``; advantages per token."""
+    ratio = torch.exp(logprobs - old_logprobs)
+    unclipped = -advantages * ratio
+    clipped = -advantages * torch.clamp(ratio, 1.0 - config.clip_low, 1.0 + config.clip_high)
+    loss = torch.maximum(unclipped, clipped)
+    dual = torch.minimum(loss, -advantages * config.dual_clip)
+    loss = torch.where(advantages < 0, dual, loss)
+    stats = {
+        "clip_fraction": float(masked_mean((clipped > unclipped).float(), mask)),
+        "ratio_mean": float(masked_mean(ratio.detach(), mask)),
+    }
+    return masked_mean(loss, mask), stats
+
+
+def low_variance_kl(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
+    """Per-token k3 estimate of KL(π‖π_ref), clamped to [-10, 10] as in verl."""
+    log_ratio = torch.clamp(ref_logprobs - logprobs, -20.0, 20.0)
+    return torch.clamp(torch.exp(log_ratio) - log_ratio - 1.0, -10.0, 10.0)
+
+
+def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
+    """Per-position entropy of the categorical distribution given by ``logits``."""
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    return -(log_probs.exp() * log_probs).sum(dim=-1)

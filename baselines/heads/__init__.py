@@ -1,0 +1,44 @@
+"""Teacher heads: one small module per self-distillation method, and a registry by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from baselines.heads.base import HeadBatch, HeadOutput, TeacherHead
+
+HEADS: dict[str, type[TeacherHead]] = {"grpo": TeacherHead}
+
+
+def register_head(cls: type[TeacherHead]) -> type[TeacherHead]:
+    """Class decorator: add a head to :data:`HEADS` under ``cls.name``."""
+    HEADS[cls.name] = cls
+    return cls
+
+
+def make_head(name: str, **kwargs: Any) -> TeacherHead:
+    """Instantiate head ``name`` with its keyword arguments (defaults: the paper's)."""
+    _load_all()
+    if name not in HEADS:
+        raise ValueError(f"unknown method {name!r}; choose from {sorted(HEADS)}")
+    return HEADS[name](**kwargs)
+
+
+def available_heads() -> list[str]:
+    """Names of every registered method (``grpo`` first)."""
+    _load_all()
+    return ["grpo", *sorted(n for n in HEADS if n != "grpo")]
+
+
+def _load_all() -> None:
+    import importlib
+    import pkgutil
+
+    import baselines.heads as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name != "base":
+            importlib.import_module(f"baselines.heads.{module.name}")
+
+
+__all__ = ["HEADS", "HeadBatch", "HeadOutput", "TeacherHead", "available_heads", "make_head",
+           "register_head"]

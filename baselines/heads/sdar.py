@@ -1,0 +1,62 @@
+"""SDAR: GRPO plus a confidence-gated self-distillation term.
+
+Formula (METHODS.md)::
+
+    δ_t = stopgrad(q_t − s_t)        g_t = stopgrad σ(β·δ_t)
+    L   = L0 + c · mean_t g_t·(q_t − s_t)          (token-mean over batch.mask)
+
+The gradient w.r.t. ``s_t`` is ``−c·g_t/N``: the student's log-prob of each sampled token is
+raised, strongly where the teacher assigns it more mass than the student (``δ_t > 0``).
+
+Defaults: ``coef`` c = 0.01, ``beta`` β = 5 (the reference's ``gate_beta``).
+Context: ``skills`` (per-task-type guidance; ``privileged`` expert info is the alternative).
+Teacher weights: ``current`` — the reference scores the teacher prompt with the actor's weights
+at rollout time, without grad (``frozen``/``ema`` are switches; METHODS.md notes a live
+teacher with a *large* coefficient collapsed on a CPU toy).
+Source: arXiv 2605.15155; ref ZJU-REAL/SDAR ``verl/trainer/ppo/sdar_utils.py`` (read, not
+copied). Not inferred.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+
+from baselines.heads import register_head
+from baselines.heads.base import (
+    HeadBatch,
+    HeadOutput,
+    TeacherHead,
+    gated_distillation_term,
+    teacher_gap,
+)
+
+
+@register_head
+class SDARHead(TeacherHead):
+    """Additive, sigmoid-gated distillation toward the privileged-context teacher."""
+
+    name = "sdar"
+    needs_teacher = True
+    replaces_loss: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        coef: float = 0.01,
+        beta: float = 5.0,
+        teacher_weights: str = "current",
+        context: str = "skills",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(teacher_weights=teacher_weights, context=context, **kwargs)
+        self.coef = coef
+        self.beta = beta
+
+    def apply(self, batch: HeadBatch) -> HeadOutput:
+        gate = torch.sigmoid(self.beta * teacher_gap(batch, self.name))
+        term, metrics = gated_distillation_term(batch, gate, self.name)
+        loss = self.coef * term
+        if self.replaces_loss:
+            return HeadOutput(replace_loss=loss, metrics=metrics)
+        return HeadOutput(aux_loss=loss, metrics=metrics)

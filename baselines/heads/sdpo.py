@@ -1,0 +1,134 @@
+"""SDPO: self-distillation from a teacher that sees a successful sibling, replacing the PG loss.
+
+Formula (METHODS.md; reference semantics of ``compute_self_distillation_loss``)::
+
+    S, T   = student / teacher log-probs over the student's top-k tokens (k = 100) plus a tail
+             bucket log(1 − Σ_topk p); the teacher is gathered at the student's top-k indices
+    M      = (1 − α)·S + α·T                                   (mixture, in probability space)
+    D_t    = (1 − α)·KL(S‖M) + α·KL(T‖M)      α = 0.5: Jensen–Shannon
+             (α = 0 → KL(T‖S), α = 1 → KL(S‖T), as in the reference)
+    r_t    = stopgrad min(exp(clamp(s_t − o_t, ±20)), is_clip)  (importance weight, upper clip 2)
+    L      = mean_t r_t·D_t   over masked tokens of rows with ``batch.has_teacher``
+
+Gradients reach the student through its top-k log-probs (teacher logits carry none).
+Rows without a teacher context (no successful sibling, no feedback): the reference drops them
+from the loss (they get no gradient; the token-mean runs over teacher rows only; an all-empty
+batch gives loss 0). That is the default ``no_teacher_rows="skip"`` (``replace_loss``).
+``no_teacher_rows="grpo"`` instead keeps GRPO on those rows: it returns the advantages with
+teacher rows zeroed plus the distillation term as ``aux_loss``.
+
+Defaults: top-k 100 with tail, α = 0.5, is_clip = 2, EMA teacher with update rate 0.05 (the
+reference ``teacher_update_rate``). Context: ``sibling`` (a successful rollout from the same
+group, plus environment feedback; building it is the trainer's job). ``needs_logits``.
+Source: arXiv 2601.20802; ref lasgroup/SDPO ``verl/trainer/ppo/core_algos.py``
+(``compute_self_distillation_loss``) and ``verl/workers/actor/dp_actor.py``. Not inferred.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from baselines.heads import register_head
+from baselines.heads.base import (
+    HeadBatch,
+    HeadOutput,
+    TeacherHead,
+    categorical_kl,
+    masked_float,
+    masked_mean,
+    require,
+    teacher_row_mask,
+)
+
+
+def with_tail(log_probs: torch.Tensor) -> torch.Tensor:
+    """Append the log of the mass outside the given buckets (``log(1 − Σ p)``)."""
+    covered = torch.logsumexp(log_probs, dim=-1, keepdim=True).clamp(max=-1e-7)
+    return torch.cat([log_probs, torch.log(-torch.expm1(covered))], dim=-1)
+
+
+def generalized_jsd(student: torch.Tensor, teacher: torch.Tensor, alpha: float) -> torch.Tensor:
+    """``(1−α)·KL(S‖M) + α·KL(T‖M)`` with ``M = (1−α)S + αT``; KL(T‖S) / KL(S‖T) at α = 0 / 1."""
+    if alpha <= 0.0:
+        return categorical_kl(teacher, student)
+    if alpha >= 1.0:
+        return categorical_kl(student, teacher)
+    mixture = torch.logaddexp(student + math.log(1.0 - alpha), teacher + math.log(alpha))
+    return (1.0 - alpha) * categorical_kl(student, mixture) + alpha * categorical_kl(
+        teacher, mixture
+    )
+
+
+@register_head
+class SDPOHead(TeacherHead):
+    """Top-k + tail JSD distillation on rows that have a sibling-conditioned teacher."""
+
+    name = "sdpo"
+    needs_teacher = True
+    needs_logits = True
+
+    def __init__(
+        self,
+        topk: int = 100,
+        add_tail: bool = True,
+        alpha: float = 0.5,
+        is_clip: float | None = 2.0,
+        no_teacher_rows: str = "skip",
+        teacher_weights: str = "ema",
+        context: str = "sibling",
+        ema_decay: float = 0.05,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            teacher_weights=teacher_weights, context=context, ema_decay=ema_decay, **kwargs
+        )
+        if no_teacher_rows not in ("skip", "grpo"):
+            raise ValueError("no_teacher_rows must be 'skip' or 'grpo'")
+        self.topk = topk
+        self.add_tail = add_tail
+        self.alpha = alpha
+        self.is_clip = is_clip
+        self.no_teacher_rows = no_teacher_rows
+
+    def divergence(self, batch: HeadBatch) -> torch.Tensor:
+        """Per-token ``D_t`` ``[rows, tokens]`` (with grad through the student logits)."""
+        if batch.student_logits is None:
+            raise ValueError("head 'sdpo' needs batch.student_logits")
+        teacher_logits = require(batch.teacher_logits, "teacher_logits", self.name)
+        student = torch.log_softmax(batch.student_logits.float(), dim=-1)
+        teacher = torch.log_softmax(teacher_logits.float(), dim=-1)
+        if self.topk and self.topk < student.shape[-1]:
+            index = student.detach().topk(self.topk, dim=-1).indices
+            student, teacher = student.gather(-1, index), teacher.gather(-1, index)
+            if self.add_tail:
+                student, teacher = with_tail(student), with_tail(teacher)
+            else:
+                student = student - torch.logsumexp(student, dim=-1, keepdim=True)
+                teacher = teacher - torch.logsumexp(teacher, dim=-1, keepdim=True)
+        return generalized_jsd(student, teacher, self.alpha)
+
+    def apply(self, batch: HeadBatch) -> HeadOutput:
+        per_token = self.divergence(batch)
+        ratio = torch.ones_like(per_token)
+        if self.is_clip is not None:
+            log_ratio = (batch.student_logprobs - batch.old_logprobs).detach().clamp(-20.0, 20.0)
+            ratio = log_ratio.exp().clamp(max=self.is_clip)
+        mask = teacher_row_mask(batch)
+        loss = masked_mean(ratio * per_token, mask)
+        rows = mask.sum(dim=-1) > 0
+        metrics = {
+            f"{self.name}/loss": float(loss.detach()),
+            f"{self.name}/divergence_mean": masked_float(per_token, mask),
+            f"{self.name}/is_ratio_mean": masked_float(ratio, mask),
+            f"{self.name}/teacher_row_fraction": masked_float(rows.float(), torch.ones_like(rows)),
+            f"{self.name}/empty_target_batch": float(not bool(rows.any())),
+        }
+        if self.no_teacher_rows == "skip":
+            return HeadOutput(replace_loss=loss, metrics=metrics)
+        keep = 1.0 - rows.to(batch.advantages.dtype).unsqueeze(-1)
+        return HeadOutput(
+            advantages=batch.advantages.detach() * keep, aux_loss=loss, metrics=metrics
+        )

@@ -1,0 +1,69 @@
+"""SkillSD: GRPO plus an importance-weighted k3 self-distillation loss toward a skills teacher.
+
+Formula (METHODS.md)::
+
+    ℓ_t = s_t − q_t                     ρ_t = exp(min(s_t − o_t, 10))
+    L   = L0 + λ · mean_t ρ_t·(e^{−ℓ_t} − 1 + ℓ_t)
+
+``e^{−ℓ} − 1 + ℓ`` is Schulman's k3 estimate of KL(π_θ‖π_T) on the sampled token (≥ 0, zero
+when s = q). Gradients flow through both ``ℓ_t`` and ``ρ_t`` (as in the reference and the
+formula: only ``q_t`` and ``o_t`` are constants); per token ``∂/∂s_t = ρ_t·ℓ_t / N``, so
+descent moves ``s_t`` toward ``q_t`` from either side. ``−ℓ_t`` is clamped at 20 inside the
+exponential for stability, as in the reference.
+
+Defaults: λ = 0.001 (reference recipe ``sdl_lambda``). Context: ``skills``. Teacher
+weights: ``current`` (the reference scores the skill-augmented prompt with the actor at
+rollout time, no grad).
+Source: arXiv 2604.10674; ref ZJU-REAL/SDAR ``verl/trainer/ppo/skillsd_utils.py``. Not inferred.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from baselines.heads import register_head
+from baselines.heads.base import (
+    HeadBatch,
+    HeadOutput,
+    TeacherHead,
+    masked_float,
+    masked_mean,
+    require,
+)
+
+
+@register_head
+class SkillSDHead(TeacherHead):
+    """Additive on-policy-weighted k3 distillation."""
+
+    name = "skill_sd"
+    needs_teacher = True
+
+    def __init__(
+        self,
+        coef: float = 0.001,
+        ratio_log_cap: float = 10.0,
+        teacher_weights: str = "current",
+        context: str = "skills",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(teacher_weights=teacher_weights, context=context, **kwargs)
+        self.coef = coef
+        self.ratio_log_cap = ratio_log_cap
+
+    def apply(self, batch: HeadBatch) -> HeadOutput:
+        teacher = require(batch.teacher_logprobs, "teacher_logprobs", self.name)
+        student = batch.student_logprobs
+        ell = student - teacher
+        k3 = torch.exp((-ell).clamp(max=20.0)) - 1.0 + ell
+        rho = torch.exp((student - batch.old_logprobs.detach()).clamp(max=self.ratio_log_cap))
+        term = masked_mean(rho * k3, batch.mask)
+        metrics = {
+            f"{self.name}/loss": float(term.detach()),
+            f"{self.name}/k3_kl_mean": masked_float(k3, batch.mask),
+            f"{self.name}/ratio_mean": masked_float(rho, batch.mask),
+            f"{self.name}/teacher_gap_mean": masked_float(-ell, batch.mask),
+        }
+        return HeadOutput(aux_loss=self.coef * term, metrics=metrics)

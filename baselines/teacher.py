@@ -1,0 +1,110 @@
+"""Teacher side of self-distillation: teacher weights (current / frozen / EMA) and contexts.
+
+Contexts (``head.context``):
+
+* ``privileged`` — ``info["privileged"]["text"]`` seen at that turn;
+* ``demonstration`` — the expert plan from that turn's state;
+* ``skills`` — the project's guidance text for the row's task type (:mod:`baselines.skills`);
+* ``sibling`` — the actions of a successful episode of another group member (same task); rows
+  whose group has no other success get no teacher (``has_teacher`` False);
+* ``hindsight`` — notes summarised from the group's finished episodes by the policy's own
+  outcomes (what successful attempts did, what failed ones did), without an external LLM.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Sequence
+
+import torch
+
+from agents.rollout import TurnRow
+from baselines.skills import skill_text
+
+
+class TeacherWeights:
+    """Holds the frozen initial policy and an EMA of the policy, created only when needed."""
+
+    def __init__(self, policy: torch.nn.Module, modes: Sequence[str], ema_decay: float) -> None:
+        self.ema_decay = ema_decay
+        self.frozen = _frozen_copy(policy) if "frozen" in modes else None
+        self.ema = _frozen_copy(policy) if "ema" in modes else None
+
+    def model(self, mode: str, policy: torch.nn.Module) -> torch.nn.Module:
+        """The network that plays the teacher in ``mode``."""
+        if mode == "current":
+            return policy
+        network = self.frozen if mode == "frozen" else self.ema
+        if network is None:
+            raise ValueError(f"teacher weights {mode!r} were not prepared")
+        return network
+
+    @torch.no_grad()
+    def update_ema(self, policy: torch.nn.Module) -> None:
+        """``θ_ema ← (1 − α)·θ_ema + α·θ`` with ``α = ema_decay`` (SDPO/SDFT: 0.05)."""
+        if self.ema is None:
+            return
+        for ema_param, param in zip(self.ema.parameters(), policy.parameters()):
+            ema_param.mul_(1.0 - self.ema_decay).add_(param.detach(), alpha=self.ema_decay)
+
+    def state_dict(self) -> dict:
+        """Frozen and EMA weights, for checkpoints."""
+        return {
+            "frozen": self.frozen.state_dict() if self.frozen is not None else None,
+            "ema": self.ema.state_dict() if self.ema is not None else None,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict`."""
+        for name in ("frozen", "ema"):
+            network = getattr(self, name)
+            if network is not None and state.get(name) is not None:
+                network.load_state_dict(state[name])
+
+
+def _frozen_copy(policy: torch.nn.Module) -> torch.nn.Module:
+    network = copy.deepcopy(policy).eval()
+    for param in network.parameters():
+        param.requires_grad_(False)
+    return network
+
+
+def _trajectory_text(rows: list[TurnRow]) -> str:
+    steps = " -> ".join(row.response_text.split("</think>")[-1].strip() for row in rows)
+    return f"{steps} (score {rows[-1].score:.2f})"
+
+
+def teacher_contexts(rows: Sequence[TurnRow], context: str, env_id: str) -> list[str | None]:
+    """The teacher context of each row (``None`` where the row has none)."""
+    episodes: dict[int, list[TurnRow]] = defaultdict(list)
+    for row in rows:
+        episodes[row.traj_id].append(row)
+    by_group: dict[int, list[int]] = defaultdict(list)
+    for traj, episode_rows in episodes.items():
+        by_group[episode_rows[0].group_id].append(traj)
+    contexts: list[str | None] = []
+    for row in rows:
+        if context == "privileged":
+            contexts.append((row.privileged or {}).get("text"))
+        elif context == "demonstration":
+            plan = (row.privileged or {}).get("expert_plan") or []
+            contexts.append("Expert plan from here: " + " ; ".join(plan) if plan else None)
+        elif context == "skills":
+            contexts.append(skill_text(env_id, row.task_type))
+        elif context == "sibling":
+            winners = [t for t in by_group[row.group_id] if t != row.traj_id and episodes[t][-1].won]
+            contexts.append(
+                "A successful attempt at this task: " + _trajectory_text(episodes[winners[0]])
+                if winners else None
+            )
+        elif context == "hindsight":
+            group = [episodes[t] for t in by_group[row.group_id]]
+            good = [_trajectory_text(e) for e in group if e[-1].won][:1]
+            bad = [_trajectory_text(e) for e in group if not e[-1].won][:1]
+            notes = [f"Do as this success did: {g}" for g in good]
+            notes += [f"Avoid what this failure did: {b}" for b in bad]
+            contexts.append("Hindsight notes: " + " | ".join(notes) if notes else None)
+        else:
+            raise ValueError(f"unknown teacher context {context!r}")
+    return contexts

@@ -1,0 +1,391 @@
+"""The training loop: rollout → teacher → advantages/losses from the head → update → validate.
+
+Read :func:`Trainer.train_step` top to bottom for one GRPO(+head) step. Every phase is timed
+(:mod:`baselines.cost`), every step is logged as one JSON line, checkpoints are atomic and hold
+everything needed to resume exactly (:mod:`baselines.checkpoint`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+import sdgym  # noqa: F401  (registers the env ids)
+from agents.backends.base import SamplingParams, render_chat
+from agents.backends.hf import HFBackend
+from agents.prompts import student_messages, teacher_messages
+from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine, TurnRow
+from agents.tiny_model import build_tiny_model, load_tiny_model
+from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rng_state
+from baselines.config import TrainConfig
+from baselines.cost import PhaseTimer
+from baselines.grpo import (
+    clipped_policy_loss,
+    entropy_from_logits,
+    group_advantages,
+    low_variance_kl,
+    masked_mean,
+    row_returns,
+)
+from baselines.heads import HeadBatch, TeacherHead, make_head
+from baselines.metrics import validation_auc
+from baselines.policy_forward import response_forward
+from baselines.run_log import RunLog
+from baselines.sft import behaviour_clone, expert_demonstrations
+from baselines.teacher import TeacherWeights, teacher_contexts
+from sdgym.cache import cache_dir
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
+    """The SFT warm-start model folder for this config, trained once and cached on disk.
+
+    Every method of a benchmark cell starts from the same folder: the cache key covers the base
+    model, env, split, SFT hyper-parameters and seed, not the method.
+    """
+    from agents.corpus import default_corpus
+
+    demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
+                                  config.sft_tasks, config.seed)
+    key_data = json.dumps([config.model, config.tiny_model, config.env_id, config.env_kwargs,
+                           config.train_split, config.sft_steps, config.sft_lr,
+                           config.sft_batch_size, config.sft_tasks, config.seed], sort_keys=True)
+    key = hashlib.sha256(key_data.encode()).hexdigest()[:16]
+    target = cache_dir("sft") / key
+    if (target / "config.json").exists():
+        return target
+    if config.model == "tiny":
+        corpus = default_corpus() + [
+            student_messages(d.turn)[1]["content"] + "\n" + d.response for d in demos
+        ]
+        base = build_tiny_model(corpus=corpus, seed=config.seed, **config.tiny_model)
+    else:
+        base = Path(config.model)
+    model, tokenizer = load_tiny_model(base)
+    seed_everything(config.seed)
+
+    def render(messages: list[dict[str, str]]) -> str:
+        return render_chat(tokenizer, messages)
+
+    losses = behaviour_clone(model, tokenizer, demos, steps=config.sft_steps, lr=config.sft_lr,
+                             batch_size=config.sft_batch_size, seed=config.seed, render=render)
+    staging = target.with_name(f".{key}.{time.time_ns()}")
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    (staging / "sft.json").write_text(json.dumps({"losses": losses, "demonstrations": len(demos)}))
+    try:
+        staging.rename(target)
+    except OSError:  # another process finished first: keep theirs
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+    if log is not None:
+        log.event("sft", {"first_loss": losses[0], "last_loss": losses[-1], "demos": len(demos)})
+    return target
+
+
+class Trainer:
+    """GRPO with a swappable teacher head, on one env, for one seed (see the module docstring)."""
+
+    def __init__(self, config: TrainConfig, resume: bool = False, progress: bool = False) -> None:
+        self.config = config
+        self.run_dir = config.run_dir()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.timer = PhaseTimer()
+        self.log = RunLog(self.run_dir, progress=progress, total=config.steps)
+        self.head: TeacherHead = make_head(config.method, **config.head_kwargs)
+        seed_everything(config.seed)
+        with self.timer.phase("sft"):
+            model_dir = warm_start(config, self.log)
+        self.model, self.tokenizer = load_tiny_model(model_dir)
+        self.model.to(config.device)
+        self.pad_id = int(self.tokenizer.pad_token_id)
+        self.backend = HFBackend(self.model, self.tokenizer, device=config.device)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr, weight_decay=0.0)
+        modes = []
+        if config.grpo.kl_coef > 0:
+            modes.append("frozen")
+        if self.head.needs_teacher:
+            modes.append(self.head.teacher_weights)
+        self.teachers = TeacherWeights(self.model, modes, self.head.ema_decay)
+        self.engine = RolloutEngine(
+            RolloutConfig(config.env_id, dict(config.env_kwargs), config.num_groups,
+                          config.group_size), self.backend, self.render)
+        self.validation_engine: RolloutEngine | None = None
+        self.step = 0
+        self.validation: list[tuple[int, float]] = []
+        (self.run_dir / "config.json").write_text(json.dumps(
+            {**config.to_dict(), "head": self.head.config(), "teacher_forward_counts_as_cost": True},
+            indent=2, default=str))
+        if resume:
+            self._restore()
+
+    # ----------------------------------------------------------------- helpers
+    def render(self, messages: list[dict[str, str]]) -> str:
+        """Chat template of the policy's tokenizer."""
+        return render_chat(self.tokenizer, messages)
+
+    def close(self) -> None:
+        """Release env workers and log files."""
+        self.engine.close()
+        if self.validation_engine is not None:
+            self.validation_engine.close()
+        self.log.close()
+
+    def _group_seeds(self, step: int) -> list[int]:
+        base = self.config.seed * 1_000_003 + step * self.config.num_groups
+        return [base + g for g in range(self.config.num_groups)]
+
+    def _sampling(self, step: int, temperature: float) -> SamplingParams:
+        return SamplingParams(max_new_tokens=self.config.max_new_tokens, temperature=temperature,
+                              seed=self.config.seed * 7919 + step)
+
+    # --------------------------------------------------------------- one step
+    def train_step(self, step: int) -> dict[str, Any]:
+        """One rollout + one (or ``ppo_epochs``) update; returns the step's metrics."""
+        config = self.config
+        self.model.eval()
+        batch = self.engine.collect(self._group_seeds(step),
+                                    self._sampling(step, config.temperature), config.train_split)
+        self.timer.add("generation", batch.timings["generation"])
+        self.timer.add("env", batch.timings["env"])
+        self.timer.count_tokens("generated", batch.generated_tokens)
+        rows = batch.rows
+        episode_return, row_return = row_returns(
+            [r.won for r in rows], [r.score for r in rows], [not r.action_valid for r in rows],
+            config.grpo)
+        advantages = group_advantages(episode_return, row_return, [r.group_id for r in rows],
+                                      [r.traj_id for r in rows], config.grpo.advantage_scope,
+                                      config.grpo.eps)
+        teacher = self._teacher_inputs(rows)
+        metrics: dict[str, Any] = {}
+        self.model.train()
+        for _ in range(config.ppo_epochs):
+            metrics = self._update(rows, advantages, teacher, batch, step)
+        self.model.eval()
+        self.teachers.update_ema(self.model)
+        metrics.update({
+            "train/success": batch.success_rate,
+            "train/score": batch.mean_score,
+            "train/invalid_rate": float(np.mean([not r.action_valid for r in rows])),
+            "train/turns": len(rows) / max(len(batch.episodes), 1),
+            "train/advantage_abs": float(advantages.abs().mean()),
+        })
+        return metrics
+
+    def _teacher_inputs(self, rows: list[TurnRow]) -> dict[str, Any] | None:
+        """Teacher prompt ids per row (``None`` rows have no teacher context)."""
+        if not self.head.needs_teacher:
+            return None
+        contexts = teacher_contexts(rows, self.head.context, self.config.env_id)
+        prompt_ids: list[list[int] | None] = []
+        for row, context in zip(rows, contexts):
+            if context is None:
+                prompt_ids.append(None)
+                continue
+            text = self.render(teacher_messages(row.public, context, self.head.context_budget_chars))
+            prompt_ids.append(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return {"prompt_ids": prompt_ids}
+
+    def _update(self, rows: list[TurnRow], advantages: torch.Tensor,
+                teacher: dict[str, Any] | None, batch: RolloutBatch, step: int) -> dict[str, Any]:
+        config = self.config
+        total_tokens = sum(len(r.response_ids) for r in rows)
+        self.optimizer.zero_grad()
+        sums: dict[str, float] = {}
+        group_success = _group_success(rows)
+        for start in range(0, len(rows), config.micro_batch_size):
+            part = rows[start:start + config.micro_batch_size]
+            index = list(range(start, start + len(part)))
+            with self.timer.phase("update"):
+                logprobs, logits, mask = response_forward(
+                    self.model, [r.prompt_ids for r in part], [r.response_ids for r in part],
+                    self.pad_id)
+            old = _pad([r.old_logprobs for r in part], mask.shape[1])
+            token_adv = advantages[index].unsqueeze(1).expand_as(logprobs)
+            head_batch = HeadBatch(
+                student_logprobs=logprobs, old_logprobs=old, advantages=token_adv, mask=mask,
+                group_ids=[r.group_id for r in part], traj_ids=[r.traj_id for r in part],
+                turn_ids=[r.turn for r in part], won=[r.won for r in part],
+                group_success_rate=[group_success[r.group_id] for r in part], step=step)
+            if self.head.needs_logits:
+                head_batch.student_logits = logits
+            if teacher is not None:
+                with self.timer.phase("teacher_forward"):
+                    self._fill_teacher(head_batch, part, teacher["prompt_ids"][start:start + len(part)],
+                                       logprobs, logits)
+            with self.timer.phase("update"):
+                output = self.head.apply(head_batch)
+                used_adv = output.advantages if output.advantages is not None else token_adv
+                policy_loss, stats = clipped_policy_loss(logprobs, old, used_adv, mask, config.grpo)
+                loss = output.replace_loss if output.replace_loss is not None else policy_loss
+                if output.aux_loss is not None and output.replace_loss is None:
+                    loss = loss + output.aux_loss
+                entropy = masked_mean(entropy_from_logits(logits), mask)
+                loss = loss - config.grpo.entropy_coef * entropy
+            kl = torch.zeros(())
+            if config.grpo.kl_coef > 0:
+                with self.timer.phase("reference_forward"), torch.no_grad():
+                    reference = self.teachers.model("frozen", self.model)
+                    ref_logprobs, _, _ = response_forward(
+                        reference, [r.prompt_ids for r in part], [r.response_ids for r in part],
+                        self.pad_id)
+                kl = masked_mean(low_variance_kl(logprobs, ref_logprobs), mask)
+                loss = loss + config.grpo.kl_coef * kl
+                self.timer.count_tokens("reference", int(mask.sum()))
+            with self.timer.phase("update"):
+                weight = float(mask.sum()) / max(total_tokens, 1)
+                (loss * weight).backward()
+            self.timer.count_tokens("trained", int(mask.sum()))
+            for name, value in {"loss": float(loss), "policy_loss": float(policy_loss),
+                                "entropy": float(entropy), "kl": float(kl), **stats,
+                                **{f"head/{k}": v for k, v in output.metrics.items()}}.items():
+                sums[name] = sums.get(name, 0.0) + value * weight
+        with self.timer.phase("update"):
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.max_grad_norm)
+            self.optimizer.step()
+        return {**sums, "grad_norm": float(grad_norm)}
+
+    def _fill_teacher(self, head_batch: HeadBatch, part: list[TurnRow],
+                      prompt_ids: list[list[int] | None], logprobs: torch.Tensor,
+                      logits: torch.Tensor) -> None:
+        has = torch.tensor([p is not None for p in prompt_ids])
+        teacher_lp = logprobs.detach().clone()
+        teacher_logits = logits.detach().clone() if self.head.needs_logits else None
+        live = [i for i, p in enumerate(prompt_ids) if p is not None]
+        if live:
+            network = self.teachers.model(self.head.teacher_weights, self.model)
+            with torch.no_grad():
+                lp, lg, _ = response_forward(network, [prompt_ids[i] for i in live],
+                                             [part[i].response_ids for i in live], self.pad_id)
+            width = logprobs.shape[1]
+            teacher_lp[live, :width] = lp[:, :width]
+            if teacher_logits is not None:
+                teacher_logits[live, :width] = lg[:, :width]
+            self.timer.count_tokens("teacher", sum(len(part[i].response_ids) for i in live))
+        head_batch.teacher_logprobs = teacher_lp
+        head_batch.teacher_logits = teacher_logits
+        head_batch.has_teacher = has
+
+    # ------------------------------------------------------------- validation
+    def validate(self, step: int) -> float:
+        """Success on the val split (privileged info hidden, temperature ``val_temperature``)."""
+        config = self.config
+        with self.timer.phase("validation"):
+            if self.validation_engine is None:
+                self.validation_engine = RolloutEngine(
+                    RolloutConfig(config.env_id, dict(config.env_kwargs), config.val_episodes, 1,
+                                  hide_privileged=True), self.backend, self.render)
+            self.model.eval()
+            seeds = [1_000_000 + i for i in range(config.val_episodes)]
+            batch = self.validation_engine.collect(
+                seeds, self._sampling(10_000_000 + step, config.val_temperature), config.val_split)
+        self.validation.append((step, batch.success_rate))
+        return batch.success_rate
+
+    def evaluate(self, split: str | None = None, episodes: int | None = None,
+                 seeds: int | None = None) -> dict[str, Any]:
+        """Final performance: success/score over ``seeds`` rollout seeds on the test split."""
+        config = self.config
+        split = split or config.test_split
+        episodes = episodes or config.test_episodes
+        seeds = seeds or config.test_seeds
+        engine = RolloutEngine(RolloutConfig(config.env_id, dict(config.env_kwargs), episodes, 1,
+                                             hide_privileged=True), self.backend, self.render)
+        success, score = [], []
+        try:
+            for rollout_seed in range(seeds):
+                batch = engine.collect([2_000_000 + i for i in range(episodes)],
+                                       self._sampling(20_000_000 + rollout_seed,
+                                                      config.val_temperature), split)
+                success.append(batch.success_rate)
+                score.append(batch.mean_score)
+        finally:
+            engine.close()
+        return {"split": split, "episodes": episodes, "success_per_seed": success,
+                "score_per_seed": score, "success_mean": float(np.mean(success)),
+                "success_std": float(np.std(success)), "score_mean": float(np.mean(score))}
+
+    # -------------------------------------------------------------- the loop
+    def fit(self) -> dict[str, Any]:
+        """Train to ``config.steps`` (resuming where a checkpoint left off); return a summary."""
+        config = self.config
+        if self.step == 0 and not self.validation:
+            value = self.validate(0)
+            self.log.step(0, {"val/success": value, "phase_seconds": self.timer.end_step()})
+        while self.step < config.steps:
+            step = self.step + 1
+            metrics = self.train_step(step)
+            if step % config.val_every == 0 or step == config.steps:
+                metrics["val/success"] = self.validate(step)
+            self.step = step
+            if step % config.checkpoint_every == 0 or step == config.steps:
+                with self.timer.phase("checkpoint"):
+                    self.save()
+            self.log.step(step, {**metrics, "phase_seconds": self.timer.end_step(),
+                                 "tokens": dict(self.timer.tokens)})
+        return self.summary()
+
+    def summary(self) -> dict[str, Any]:
+        """Validation curve, AUC and cost totals (final test numbers are added by the caller)."""
+        steps = [s for s, _ in self.validation]
+        values = [v for _, v in self.validation]
+        summary = {
+            "env_id": self.config.env_id, "method": self.config.method, "seed": self.config.seed,
+            "steps": self.step, "validation": self.validation,
+            "auc": validation_auc(steps, values, horizon=self.config.steps),
+            "phase_seconds_total": dict(self.timer.total), "tokens": dict(self.timer.tokens),
+            "train_seconds": sum(v for k, v in self.timer.total.items() if k != "sft"),
+            "head": self.head.config(),
+        }
+        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+        return summary
+
+    # ------------------------------------------------------------ checkpoints
+    def save(self) -> Path:
+        """Atomic checkpoint of everything needed to resume exactly."""
+        return save_checkpoint(self.run_dir, self.step, {
+            "step": self.step, "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(), "teachers": self.teachers.state_dict(),
+            "rng": rng_state(), "timer": self.timer.state_dict(), "validation": self.validation,
+        })
+
+    def _restore(self) -> None:
+        state = load_latest(self.run_dir)
+        if state is None:
+            return
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.teachers.load_state_dict(state["teachers"])
+        set_rng_state(state["rng"])
+        self.timer.load_state_dict(state["timer"])
+        self.validation = [tuple(v) for v in state["validation"]]
+        self.step = int(state["step"])
+        self.log.truncate_after(self.step)
+
+
+def _pad(values: list[list[float]], width: int) -> torch.Tensor:
+    out = torch.zeros((len(values), width))
+    for i, row in enumerate(values):
+        out[i, : min(len(row), width)] = torch.tensor(row[:width])
+    return out
+
+
+def _group_success(rows: list[TurnRow]) -> dict[int, float]:
+    outcome: dict[int, dict[int, bool]] = {}
+    for row in rows:
+        outcome.setdefault(row.group_id, {})[row.traj_id] = row.won
+    return {g: float(np.mean(list(t.values()))) for g, t in outcome.items()}
