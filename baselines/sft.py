@@ -98,7 +98,7 @@ def behaviour_clone(
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
         if log is not None:
             log(step, float(loss))
     model.eval()

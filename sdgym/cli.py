@@ -140,9 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
                       help="keyword for gym.make, e.g. size=tiny (repeatable)")
     play.set_defaults(handler=command_play)
 
-    baseline = commands.add_parser("baseline", help="evaluate reference policies (random, expert)")
-    baseline.set_defaults(handler=_lazy("baselines.baseline_cli", "run"))
-    _lazy_arguments(baseline, "baselines.baseline_cli")
+    for name, module, text in (
+        ("baseline", "baselines.baseline_cli", "evaluate reference policies (random, expert)"),
+        ("train", "baselines.train_cli", "train an LLM agent with GRPO or a teacher head"),
+    ):
+        sub = commands.add_parser(name, help=text)
+        sub.set_defaults(handler=_lazy(module, "run"))
+        _lazy_arguments(sub, module)
     return parser
 
 

@@ -69,8 +69,7 @@ class AgentOPSDHead(TeacherHead):
 
     def turn_multipliers(self, batch: HeadBatch) -> torch.Tensor:
         """``m_k`` per row (turn), from the belief recursion within each episode."""
-        mask = batch.mask.to(batch.student_logprobs.dtype)
-        turn_gap = (teacher_gap(batch, self.name, self.gap_source) * mask).sum(dim=-1)
+        turn_gap = teacher_gap(batch, self.name, self.gap_source).sum(dim=-1)
         row_adv = row_values(batch.advantages.detach(), batch.mask)
         rows = len(batch.traj_ids)
         if rows != turn_gap.shape[0] or len(batch.turn_ids) != rows:

@@ -123,12 +123,13 @@ def require(tensor: torch.Tensor | None, what: str, head: str) -> torch.Tensor:
 
 
 def teacher_gap(batch: HeadBatch, head: str, source: str = "student") -> torch.Tensor:
-    """``δ_t = stopgrad(q_t − s_t)``; ``source="old"`` uses the rollout log-prob ``o_t`` instead."""
+    """``δ_t = stopgrad(q_t − s_t)``, 0 on masked tokens (``source="old"``: ``o_t`` for ``s_t``)."""
     teacher = require(batch.teacher_logprobs, "teacher_logprobs", head)
     if source not in ("student", "old"):
         raise ValueError(f"gap source must be 'student' or 'old', got {source!r}")
     student = batch.student_logprobs if source == "student" else batch.old_logprobs
-    return teacher - student.detach()
+    gap = teacher - student.detach()
+    return torch.where(batch.mask.bool(), gap, torch.zeros_like(gap))
 
 
 def gated_distillation_term(

@@ -76,8 +76,7 @@ class PCSDHead(TeacherHead):
         return persistence * (1.0 - self.kappa * fading.to(persistence.dtype))
 
     def apply(self, batch: HeadBatch) -> HeadOutput:
-        delta = teacher_gap(batch, self.name) * batch.mask.to(batch.student_logprobs.dtype)
-        damped = self.persistence(delta)
+        damped = self.persistence(teacher_gap(batch, self.name))
         term, metrics = gated_distillation_term(batch, torch.sigmoid(self.beta * damped), self.name)
         metrics[f"{self.name}/persistence_mean"] = masked_float(damped, batch.mask)
         return HeadOutput(aux_loss=self.coef * term, metrics=metrics)

@@ -1,0 +1,50 @@
+"""``sdgym train``: one training run from a preset, with overrides, resumable."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``sdgym train``."""
+    parser.add_argument("--env", default=None, help="env id (default: the preset's)")
+    parser.add_argument("--method", default="grpo", help="grpo or a teacher head name")
+    parser.add_argument("--preset", default="cpu-mini", help="preset name or TOML file")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=None)
+    parser.add_argument("--out", default="runs", help="output folder")
+    parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override any config field (VALUE is a Python literal)")
+    parser.add_argument("--no-eval", action="store_true", help="skip the final test evaluation")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train, evaluate on the test split, print the summary."""
+    from baselines.config import load_preset
+    from baselines.heads import available_heads
+    from baselines.trainer import Trainer
+    from sdgym.cli import parse_env_kwargs
+
+    if args.method not in available_heads():
+        raise ValueError(f"unknown --method {args.method!r}; choose from {available_heads()}")
+    overrides = parse_env_kwargs(args.set)
+    overrides.update(method=args.method, seed=args.seed, out_dir=args.out)
+    if args.env:
+        overrides["env_id"] = args.env if args.env.startswith("sdgym/") else f"sdgym/{args.env}"
+    if args.steps is not None:
+        overrides["steps"] = args.steps
+    config = load_preset(args.preset, **overrides)
+    trainer = Trainer(config, resume=args.resume, progress=True)
+    try:
+        summary = trainer.fit()
+        if not args.no_eval:
+            summary["test"] = trainer.evaluate()
+            (trainer.run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    finally:
+        trainer.close()
+    print(json.dumps({k: summary[k] for k in ("env_id", "method", "auc", "train_seconds")
+                      if k in summary} | {"test": summary.get("test", {}).get("success_mean")}))
+    print(f"run folder: {trainer.run_dir}")
+    return 0

@@ -1,0 +1,93 @@
+"""The trainer: a smoke run logs every phase, checkpoints are atomic, resume is exact."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from baselines.checkpoint import load_latest, save_checkpoint
+from baselines.config import available_presets, load_preset
+from baselines.cost import PHASES
+from baselines.run_log import read_metrics
+from baselines.trainer import Trainer
+
+pytest.importorskip("transformers")
+
+
+def tiny_config(tmp_path, **overrides):
+    values = dict(out_dir=str(tmp_path / "runs"), sft_steps=4, sft_tasks=8, steps=2,
+                  num_groups=2, group_size=2, val_episodes=2, test_episodes=2, test_seeds=2,
+                  max_new_tokens=12, val_every=1, checkpoint_every=1)
+    values.update(overrides)
+    return load_preset("cpu-smoke", **values)
+
+
+def test_presets_load_and_reject_unknown_options() -> None:
+    assert {"cpu-smoke", "cpu-mini"} <= set(available_presets())
+    assert load_preset("cpu-mini", method="sdar").method == "sdar"
+    with pytest.raises(ValueError, match="unknown training options"):
+        load_preset("cpu-smoke", learning_rate=1.0)
+    with pytest.raises(ValueError, match="unknown preset"):
+        load_preset("nope")
+
+
+def test_smoke_run_logs_phases_validation_and_summary(tmp_path) -> None:
+    trainer = Trainer(tiny_config(tmp_path))
+    try:
+        summary = trainer.fit()
+        final = trainer.evaluate()
+    finally:
+        trainer.close()
+    records = read_metrics(trainer.run_dir)
+    assert [r["step"] for r in records] == [0, 1, 2]
+    assert all(set(PHASES) <= set(r["phase_seconds"]) for r in records)
+    assert records[1]["phase_seconds"]["generation"] > 0 and records[1]["phase_seconds"]["update"] > 0
+    assert "val/success" in records[2] and "loss" in records[1]
+    assert [s for s, _ in summary["validation"]] == [0, 1, 2]
+    assert 0.0 <= summary["auc"] <= 1.0 and summary["tokens"]["generated"] > 0
+    assert len(final["success_per_seed"]) == 2
+    config = json.loads((trainer.run_dir / "config.json").read_text())
+    assert config["head"]["name"] == "grpo" and config["teacher_forward_counts_as_cost"] is True
+
+
+@pytest.mark.slow
+def test_resume_continues_exactly(tmp_path) -> None:
+    straight = Trainer(tiny_config(tmp_path / "a"))
+    try:
+        straight.fit()
+    finally:
+        straight.close()
+    first = Trainer(tiny_config(tmp_path / "b", steps=1))
+    try:
+        first.fit()
+    finally:
+        first.close()
+    resumed = Trainer(tiny_config(tmp_path / "b", steps=2), resume=True)
+    try:
+        assert resumed.step == 1
+        resumed.fit()
+    finally:
+        resumed.close()
+    a, b = read_metrics(straight.run_dir), read_metrics(resumed.run_dir)
+    assert [r["step"] for r in b] == [0, 1, 2]
+    for key in ("loss", "train/score", "grad_norm"):
+        assert a[2][key] == pytest.approx(b[2][key], abs=1e-6), key
+    for p, q in zip(straight.model.parameters(), resumed.model.parameters()):
+        assert torch.allclose(p, q, atol=1e-6)
+
+
+def test_interrupted_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch) -> None:
+    save_checkpoint(tmp_path, 1, {"step": 1, "w": torch.ones(2)})
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt("killed during save")
+
+    monkeypatch.setattr(torch, "save", crash)
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(tmp_path, 2, {"step": 2, "w": torch.zeros(2)})
+    monkeypatch.undo()
+    state = load_latest(tmp_path)
+    assert state["step"] == 1 and torch.equal(state["w"], torch.ones(2))
+    assert not [p for p in (tmp_path / "checkpoints").iterdir() if p.name.startswith(".step")]
