@@ -143,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, module, text in (
         ("baseline", "baselines.baseline_cli", "evaluate reference policies (random, expert)"),
         ("train", "baselines.train_cli", "train an LLM agent with GRPO or a teacher head"),
+        ("benchmark", "baselines.benchmark.cli", "run a benchmark preset and write its report"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.set_defaults(handler=_lazy(module, "run"))

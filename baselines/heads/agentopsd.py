@@ -83,10 +83,11 @@ class AgentOPSDHead(TeacherHead):
         for members in episodes.values():
             order = torch.tensor(sorted(members, key=lambda r: int(batch.turn_ids[r])))
             v0 = min(max(float(batch.group_success_rate[int(order[0])]), 1e-4), 1.0 - 1e-4)
-            logit_v0 = torch.logit(torch.tensor(v0, dtype=turn_gap.dtype))
+            v0_tensor = torch.tensor([v0], dtype=turn_gap.dtype, device=turn_gap.device)
+            logit_v0 = torch.logit(v0_tensor)
             belief = torch.sigmoid(logit_v0 + turn_gap[order].cumsum(0))
             belief = belief.clamp(self.eps, 1.0 - self.eps)
-            previous = torch.cat([torch.tensor([v0], dtype=belief.dtype), belief[:-1]])
+            previous = torch.cat([v0_tensor, belief[:-1]])
             increment = belief - previous
             z = (increment - increment.mean()) / (increment.std(unbiased=False) + self.eps)
             signed = 1.0 + self.band * torch.sign(row_adv[order]) * z

@@ -128,7 +128,7 @@ class SDPOHead(TeacherHead):
         }
         if self.no_teacher_rows == "skip":
             return HeadOutput(replace_loss=loss, metrics=metrics)
-        keep = 1.0 - rows.to(batch.advantages.dtype).unsqueeze(-1)
+        keep = (1.0 - rows.to(batch.advantages.dtype).unsqueeze(-1)) * batch.mask
         return HeadOutput(
             advantages=batch.advantages.detach() * keep, aux_loss=loss, metrics=metrics
         )

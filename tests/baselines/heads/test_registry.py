@@ -78,3 +78,13 @@ def test_every_head_runs_on_a_random_batch(name: str) -> None:
     loss = out.replace_loss if out.replace_loss is not None else out.aux_loss
     if loss is not None:
         assert loss.dim() == 0 and loss.requires_grad
+
+
+@pytest.mark.parametrize("module", ["opsd", "sdpo"])
+def test_head_module_imports_first_without_cycle(module: str) -> None:
+    import subprocess
+    import sys
+
+    code = f"import baselines.heads.{module}; from baselines.heads import HEADS; print(len(HEADS))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(done.stdout.strip()) >= 2

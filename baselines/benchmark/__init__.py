@@ -1,0 +1,1 @@
+"""The benchmark protocol: a resumable run matrix, final evaluation, and the report."""

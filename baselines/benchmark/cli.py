@@ -1,0 +1,60 @@
+"""``sdgym benchmark``: run (or dry-run) a benchmark preset and write its report folder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``sdgym benchmark``."""
+    parser.add_argument("--preset", default="cpu-mini", help="benchmark preset name or TOML file")
+    parser.add_argument("--out", default=None, help="report folder (default reports/<preset>)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the run matrix and a projected cost; run nothing")
+
+
+def projected_seconds(cells: list, out: Path, default_per_cell: float) -> dict[str, float]:
+    """Projected seconds per cell key: measured in ``out`` when a previous run finished it."""
+    projection = {}
+    for cell in cells:
+        result = out / "cells" / cell.key / "result.json"
+        if result.exists():
+            projection[cell.key] = float(json.loads(result.read_text()).get("wall_seconds", 0.0))
+        else:
+            projection[cell.key] = default_per_cell
+    return projection
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the matrix, then write ``report.md``, plots and ``results.jsonl``."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from baselines.benchmark.matrix import load_benchmark_preset, plan, run_matrix
+    from baselines.benchmark.report import write_report
+
+    preset = load_benchmark_preset(args.preset)
+    out = Path(args.out or f"reports/{preset.name}")
+    out.mkdir(parents=True, exist_ok=True)
+    console = Console()
+    cells, notes = plan(preset)
+    if args.dry_run:
+        projection = projected_seconds(cells, out, preset.seconds_per_cell)
+        table = Table(title=f"benchmark {preset.name}: {len(cells)} cells")
+        for column in ("cell", "kind", "env", "method", "seed", "projected s"):
+            table.add_column(column)
+        for cell in cells:
+            table.add_row(cell.key, cell.kind, cell.env_id, cell.method, str(cell.seed),
+                          f"{projection[cell.key]:.0f}")
+        console.print(table)
+        for note in notes:
+            console.print(f"[yellow]{note}[/]")
+        console.print(f"projected total: {sum(projection.values()) / 60:.1f} min")
+        return 0
+    result = run_matrix(preset, out, on_cell=lambda c, s: console.print(f"{s:>7}  {c.key}"))
+    report = write_report(result, out, f"sdgym benchmark — {preset.name}")
+    console.print(report.read_text())
+    console.print(f"report: {report}")
+    return 1 if result["failures"] else 0

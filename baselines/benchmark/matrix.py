@@ -1,0 +1,180 @@
+"""The benchmark run matrix: plan cells, run them resumably, never drop a failure silently.
+
+A cell is one (kind, env, method, seed): ``baseline`` (random / expert reference policies),
+``start`` (the SFT warm-start model evaluated before RL: a row of its own) or ``train`` (GRPO or a
+teacher head). Each finished cell writes ``cells/<key>/result.json`` atomically; a re-run skips
+those. A cell that raises is retried ``retries`` times, then recorded in ``failure.json`` and
+reported as missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import tomllib
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sdgym.registration import ENVIRONMENTS, implemented
+
+PRESET_DIR = Path(__file__).parent / "presets"
+
+
+@dataclass
+class BenchmarkPreset:
+    """What a benchmark runs (see ``baselines/benchmark/presets/*.toml``)."""
+
+    name: str
+    train_preset: str
+    envs: list[str]
+    methods: list[str]
+    seeds: list[int]
+    baseline_envs: list[str] = field(default_factory=list)
+    baseline_algos: list[str] = field(default_factory=lambda: ["random", "expert"])
+    baseline_episodes: int = 16
+    baseline_seeds: int = 8
+    retries: int = 1
+    env_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    train_overrides: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    seconds_per_cell: float = 60.0
+    """Dry-run projection for cells not yet measured in the output folder."""
+
+
+def available_benchmark_presets() -> list[str]:
+    """Names of the benchmark presets."""
+    return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
+
+
+def load_benchmark_preset(name: str) -> BenchmarkPreset:
+    """Read a benchmark preset by name or path."""
+    path = Path(name) if name.endswith(".toml") else PRESET_DIR / f"{name}.toml"
+    if not path.exists():
+        raise ValueError(f"unknown benchmark preset {name!r}; available: "
+                         f"{available_benchmark_presets()}")
+    return BenchmarkPreset(name=path.stem, **tomllib.loads(path.read_text()))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One unit of work in the matrix."""
+
+    kind: str
+    env_id: str
+    method: str
+    seed: int
+
+    @property
+    def key(self) -> str:
+        """Folder name of the cell."""
+        return f"{self.kind}-{self.env_id.split('/')[-1]}-{self.method}-seed{self.seed}"
+
+
+def installed_envs() -> set[str]:
+    """Env ids whose module and extra are installed here."""
+    return {e.env_id for e in ENVIRONMENTS if implemented(e) and e.installed()}
+
+
+def plan(preset: BenchmarkPreset) -> tuple[list[Cell], list[str]]:
+    """The cells to run, and notes on what was left out (envs not installed)."""
+    here = installed_envs()
+    cells: list[Cell] = []
+    notes: list[str] = []
+    for env_id in preset.baseline_envs:
+        if env_id not in here:
+            notes.append(f"{env_id}: not installed; its reference baselines are missing")
+            continue
+        cells += [Cell("baseline", env_id, algo, 0) for algo in preset.baseline_algos]
+    for env_id in preset.envs:
+        if env_id not in here:
+            notes.append(f"{env_id}: not installed; its training cells are missing")
+            continue
+        for seed in preset.seeds:
+            cells.append(Cell("start", env_id, "sft-start", seed))
+            cells += [Cell("train", env_id, method, seed) for method in preset.methods]
+    return cells, notes
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.tmp")
+    staging.write_text(json.dumps(data, indent=2, default=str))
+    os.replace(staging, path)
+
+
+def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
+    """Run one cell and return its result record."""
+    env_kwargs = dict(preset.env_kwargs.get(cell.env_id, {}))
+    started = time.perf_counter()
+    if cell.kind == "baseline":
+        from baselines.evaluation import evaluate_policy
+        from baselines.reference_policies import POLICIES
+
+        result = evaluate_policy(cell.env_id, POLICIES[cell.method](), episodes=preset.baseline_episodes,
+                                 seeds=range(preset.baseline_seeds), env_kwargs=env_kwargs)
+        record = result.to_record()
+        record.update(validation=[], auc=None, train_seconds=0.0)
+    else:
+        from baselines.config import load_preset
+        from baselines.trainer import Trainer
+
+        method = "grpo" if cell.kind == "start" else cell.method
+        config = load_preset(preset.train_preset, env_id=cell.env_id, env_kwargs=env_kwargs,
+                             method=method, seed=cell.seed, out_dir=str(out / "runs" / cell.key),
+                             **preset.train_overrides)
+        if cell.kind == "start":
+            config.steps = 0
+        trainer = Trainer(config, resume=True)
+        try:
+            summary = trainer.fit() if cell.kind == "train" else trainer.summary()
+            test = trainer.evaluate()
+        finally:
+            trainer.close()
+        record = {**summary, **test, "policy": cell.method}
+    record.update(kind=cell.kind, env_id=cell.env_id, method=cell.method, seed=cell.seed,
+                  cell=cell.key, wall_seconds=time.perf_counter() - started)
+    return record
+
+
+def run_matrix(
+    preset: BenchmarkPreset,
+    out: str | Path,
+    on_cell: Callable[[Cell, str], None] | None = None,
+    runner: Callable[[Cell, BenchmarkPreset, Path], dict[str, Any]] = run_cell,
+) -> dict[str, Any]:
+    """Run every planned cell not yet finished; return records, failures and notes."""
+    out = Path(out)
+    cells, notes = plan(preset)
+    records, failures = [], []
+    for cell in cells:
+        folder = out / "cells" / cell.key
+        done = folder / "result.json"
+        if done.exists():
+            records.append(json.loads(done.read_text()))
+            if on_cell:
+                on_cell(cell, "cached")
+            continue
+        errors = []
+        for _attempt in range(preset.retries + 1):
+            try:
+                record = runner(cell, preset, out)
+            except Exception:  # a crashed cell is retried, then recorded, never dropped
+                errors.append(traceback.format_exc())
+                continue
+            _write_json(done, record)
+            (folder / "failure.json").unlink(missing_ok=True)
+            records.append(record)
+            break
+        else:
+            _write_json(folder / "failure.json", {"cell": cell.key, "errors": errors})
+            failures.append({"cell": cell.key, "error": errors[-1].strip().splitlines()[-1]})
+        if on_cell:
+            on_cell(cell, "failed" if errors and not done.exists() else "done")
+    with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, default=str) + "\n")
+    return {"records": records, "failures": failures, "notes": notes, "planned": len(cells)}
