@@ -58,6 +58,8 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     """
     from agents.corpus import default_corpus
 
+    if config.sft_steps <= 0 and config.model != "tiny":
+        return Path(config.model)
     demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
                                   config.sft_tasks, config.seed)
     key_data = json.dumps([config.model, config.tiny_model, config.env_id, config.env_kwargs,
@@ -92,7 +94,7 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
         import shutil
 
         shutil.rmtree(staging, ignore_errors=True)
-    if log is not None:
+    if log is not None and losses:
         log.event("sft", {"first_loss": losses[0], "last_loss": losses[-1], "demos": len(demos)})
     return target
 
@@ -101,6 +103,11 @@ class Trainer:
     """GRPO with a swappable teacher head, on one env, for one seed (see the module docstring)."""
 
     def __init__(self, config: TrainConfig, resume: bool = False, progress: bool = False) -> None:
+        if config.backend != "hf":
+            raise NotImplementedError(
+                f"training with backend={config.backend!r} is not implemented yet (generation "
+                "with weight sync to vLLM); use backend='hf' (the vLLM adapter serves evaluation)"
+            )
         self.config = config
         self.run_dir = config.run_dir()
         self.run_dir.mkdir(parents=True, exist_ok=True)

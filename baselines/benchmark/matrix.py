@@ -41,6 +41,8 @@ class BenchmarkPreset:
     env_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
     train_overrides: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    train_presets: dict[str, str] = field(default_factory=dict)
+    """Per-env training preset overriding ``train_preset``."""
     seconds_per_cell: float = 60.0
     """Dry-run projection for cells not yet measured in the output folder."""
 
@@ -123,7 +125,8 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
         from baselines.trainer import Trainer
 
         method = "grpo" if cell.kind == "start" else cell.method
-        config = load_preset(preset.train_preset, env_id=cell.env_id, env_kwargs=env_kwargs,
+        config = load_preset(preset.train_presets.get(cell.env_id, preset.train_preset),
+                             env_id=cell.env_id, env_kwargs=env_kwargs,
                              method=method, seed=cell.seed, out_dir=str(out / "runs" / cell.key),
                              **preset.train_overrides)
         if cell.kind == "start":

@@ -1,0 +1,88 @@
+"""``sdgym benchmark``: the matrix is resumable, failures are reported, the report matches the raw data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from baselines.benchmark.matrix import BenchmarkPreset, load_benchmark_preset, plan, run_matrix
+from baselines.benchmark.report import summarise, write_report
+from sdgym.cli import main
+
+
+def _auc(curve: list[list[float]], horizon: float) -> float:
+    """Trapezoid AUC written out independently of baselines.metrics."""
+    total = 0.0
+    for (s0, v0), (s1, v1) in zip(curve, curve[1:]):
+        total += (s1 - s0) * (v0 + v1) / 2.0
+    return total / horizon
+
+
+def _fake_runner(cell, preset, out):
+    if cell.method == "broken":
+        raise RuntimeError("cell exploded")
+    curve = [[0, 0.0], [5, 0.5], [10, 0.25]] if cell.kind == "train" else []
+    bonus = 0.2 if cell.method == "sdar" else 0.0
+    return {"kind": cell.kind, "env_id": cell.env_id, "method": cell.method, "seed": cell.seed,
+            "success_per_seed": [0.4 + bonus, 0.6 + bonus], "validation": curve,
+            "auc": _auc(curve, 10) if curve else None,
+            "train_seconds": 20.0 if cell.method == "sdar" else 10.0, "cell": cell.key}
+
+
+def test_matrix_skips_finished_cells_and_records_failures(tmp_path) -> None:
+    preset = BenchmarkPreset(name="t", train_preset="cpu-smoke", envs=["sdgym/SearchQA-v0"],
+                             methods=["grpo", "sdar", "broken"], seeds=[0], retries=1)
+    calls = []
+
+    def counting(cell, preset, out):
+        calls.append(cell.key)
+        return _fake_runner(cell, preset, out)
+
+    first = run_matrix(preset, tmp_path, runner=counting)
+    assert len(first["records"]) == 3 and len(first["failures"]) == 1
+    assert calls.count("train-SearchQA-v0-broken-seed0") == 2  # tried, retried, recorded
+    assert (tmp_path / "cells" / "train-SearchQA-v0-broken-seed0" / "failure.json").exists()
+    calls.clear()
+    second = run_matrix(preset, tmp_path, runner=counting)
+    assert calls == ["train-SearchQA-v0-broken-seed0"] * 2  # finished cells are skipped
+    report = write_report(second, tmp_path, "test").read_text()
+    assert "train-SearchQA-v0-broken-seed0" in report and "cell exploded" in report
+    table = summarise(second["records"])["sdgym/SearchQA-v0"]
+    assert table["sdar"]["time_ratio"] == pytest.approx(2.0)
+    assert "1 of 1 self-distillation methods beat GRPO" in report
+
+
+def test_plan_notes_envs_that_are_not_installed() -> None:
+    preset = BenchmarkPreset(name="t", train_preset="cpu-smoke", envs=["sdgym/Nope-v0"],
+                             methods=["grpo"], seeds=[0], baseline_envs=["sdgym/Nope-v0"])
+    cells, notes = plan(preset)
+    assert cells == [] and len(notes) == 2
+
+
+def test_benchmark_presets_load() -> None:
+    preset = load_benchmark_preset("cpu-mini")
+    assert "grpo" in preset.methods and len(preset.methods) == 11
+    with pytest.raises(ValueError, match="unknown benchmark preset"):
+        load_benchmark_preset("nope")
+
+
+@pytest.mark.slow
+def test_cpu_smoke_benchmark_end_to_end(tmp_path) -> None:
+    out = tmp_path / "report"
+    assert main(["benchmark", "--preset", "cpu-smoke", "--out", str(out)]) == 0
+    report = (out / "report.md").read_text()
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    preset = load_benchmark_preset("cpu-smoke")
+    assert {r["method"] for r in records} >= set(preset.methods) | {"sft-start", "random", "expert"}
+    assert (out / "curves-SearchQA-v0.png").stat().st_size > 0
+    assert (out / "final-vs-time.png").exists()
+    for record in records:
+        if record["kind"] != "train":
+            continue
+        horizon = max(s for s, _ in record["validation"])
+        assert record["auc"] == pytest.approx(_auc(record["validation"], horizon), abs=1e-9)
+        line = next(x for x in report.splitlines() if x.startswith(f"| {record['method']} |"))
+        mean = sum(record["success_per_seed"]) / len(record["success_per_seed"])
+        assert f"{mean:.3f}" in line and f"{record['auc']:.3f}" in line
+    assert "nothing: every planned cell finished" in report
