@@ -10,13 +10,36 @@ from baselines.evaluation import evaluate_policy
 from baselines.reference_policies import POLICIES
 from sdgym.registration import ENVIRONMENTS, implemented
 
+ALGOS = (*POLICIES, "maskable_ppo")
+
+
+def make_policy(algo: str, env_id: str, env_kwargs: dict, args: argparse.Namespace):
+    """The policy for ``algo`` (MaskablePPO is trained first, on the train or easy split)."""
+    if algo != "maskable_ppo":
+        return POLICIES[algo]()
+    import gymnasium as gym
+
+    from baselines.maskable_ppo import MaskablePPOPolicy, train_maskable_ppo
+
+    probe = gym.make(env_id, **env_kwargs)
+    splits = probe.unwrapped.splits
+    probe.close()
+    split = args.ppo_split or ("easy_train" if "easy_train" in splits else "train")
+    model = train_maskable_ppo(env_id, env_kwargs, split, args.ppo_timesteps)
+    return MaskablePPOPolicy(model)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``sdgym baseline``."""
     parser.add_argument("--env", action="append", default=None,
                         help="env id (repeatable; default: every installed env)")
     parser.add_argument("--algo", default="random,expert",
-                        help=f"comma-separated, from {sorted(POLICIES)}")
+                        help=f"comma-separated, from {sorted(ALGOS)}")
+    parser.add_argument("--ppo-timesteps", type=int, default=20_000,
+                        help="MaskablePPO training steps per env")
+    parser.add_argument("--ppo-split", default=None,
+                        help="split MaskablePPO trains on (default: easy_train where the env has "
+                             "one, else train)")
     parser.add_argument("--split", default="test")
     parser.add_argument("--episodes", type=int, default=16, help="tasks per rollout seed")
     parser.add_argument("--seeds", type=int, default=8, help="number of rollout seeds")
@@ -34,9 +57,9 @@ def run(args: argparse.Namespace) -> int:
     from sdgym.cli import parse_env_kwargs
 
     algos = [a.strip() for a in args.algo.split(",") if a.strip()]
-    unknown = [a for a in algos if a not in POLICIES]
+    unknown = [a for a in algos if a not in ALGOS]
     if unknown:
-        raise ValueError(f"unknown --algo {unknown}; choose from {sorted(POLICIES)}")
+        raise ValueError(f"unknown --algo {unknown}; choose from {sorted(ALGOS)}")
     available = [e.env_id for e in ENVIRONMENTS if implemented(e) and e.installed()]
     env_ids = args.env or available
     missing = [e for e in env_ids if e not in available]
@@ -59,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             for algo in algos:
                 task = progress.add_task(f"{env_id} {algo}", total=args.episodes * args.seeds)
                 result = evaluate_policy(
-                    env_id, POLICIES[algo](), split=args.split, episodes=args.episodes,
+                    env_id, make_policy(algo, env_id, kwargs, args), split=args.split, episodes=args.episodes,
                     seeds=range(args.seeds), env_kwargs=kwargs,
                     progress=lambda n, t=task: progress.advance(t, n),
                 )

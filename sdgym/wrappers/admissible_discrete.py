@@ -51,7 +51,8 @@ class AdmissibleDiscrete(gym.Wrapper):
             actions = provider(observation, info) if provider is not None else []
         return list(actions)[: self.max_actions]
 
-    def _featurise(self, observation: str, info: dict[str, Any]) -> np.ndarray:
+    def featurise(self, observation: str, info: dict[str, Any]) -> np.ndarray:
+        """Feature vector of the observation and the current candidates (sets ``candidates``)."""
         self.candidates = self._candidates(observation, info)
         blocks = [hashed_bag_of_words(observation, self.obs_dim)]
         for slot in range(self.max_actions):
@@ -67,7 +68,7 @@ class AdmissibleDiscrete(gym.Wrapper):
 
     def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
         observation, info = self.env.reset(**kwargs)
-        return self._featurise(observation, info), info
+        return self.featurise(observation, info), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         try:
@@ -77,4 +78,4 @@ class AdmissibleDiscrete(gym.Wrapper):
         command = self.candidates[index] if 0 <= index < len(self.candidates) else ""
         observation, reward, terminated, truncated, info = self.env.step(command)
         info = {**info, "command": command}
-        return self._featurise(observation, info), reward, terminated, truncated, info
+        return self.featurise(observation, info), reward, terminated, truncated, info

