@@ -68,6 +68,55 @@ _QUERIES = (
 )
 _CLICKS = ("buy now", "next >", "< prev", "back to search", "size 10", "color blue", "item 1")
 
+_WORD_TEXT = """
+about above across act add afraid after afternoon again against age ago agree air all allow almost alone along
+already also always among amount animal another answer any anyone anything appear area arm army around arrive art
+ask attack aunt autumn away baby back bad bag ball bank base basket bath bear beautiful become bed bedroom beer
+before begin behind believe bell belong below belt bench best better between bicycle big bird birthday bit bite
+black blanket blood blow blue board boat body boil bone book boot born borrow both bottle bottom bowl box boy brain
+branch brave bread break breakfast breathe brick bridge bright bring brother brush build burn bus business busy
+butter button buy cake call camera camp can candle candy cap captain car card care careful carpet carry case cat
+catch cause ceiling center chair chalk chance change cheap check cheese chicken child chocolate choose church
+circle city class clean clear climb clock cloth cloud coat coffee coin cold collect colour comb come comfortable
+common compare complete computer condition contain continue control cook cool copy corn corner correct cost count
+country course cousin cover cow crash cream create cross crowd cry cup curtain customer cut daily damage dance
+danger dark date daughter dead deal dear decide deep deliver describe desert design destroy develop diamond
+dictionary different difficult dinner direction dirty discover dish doctor door double down draw dream dress drink
+drive drop dry duck during dust early earth east easy eat edge egg eight either electric elephant empty end enemy
+energy engine enjoy enough enter equal evening event every exactly example excited exercise expensive explain eye
+face fact factory fail fall false family famous far farm fast father fault favourite fear feather feel fence
+festival few field fight fill film find fine finger finish fire first fish fit five fix flag flat floor flower fly
+follow food foot football force forest forget fork form forward four free fresh friend front fruit full fun future
+game garden gate general gentle gift girl give glass glove goat gold good government grandfather grass great green
+grey ground group grow guard guess guest guide gun hair half hall hammer hand happen happy hard hat hate have head
+healthy hear heart heavy height hello help here hide high hill history hit hobby hold hole holiday hollow home
+honest hope horse hospital hot hotel hour house hundred hungry hurry husband ice idea important inside interest
+invite iron island jacket jam job join joke journey juice jump jungle just keep kettle key kick kind king kiss kite
+knee knife knock know lake lamp land language large last late laugh lead leaf learn leather leave left leg lemon
+lesson letter library lift light like line lion lip list listen little live lock long look lose loud love low lucky
+lunch machine magazine magic mail main make man many map mark market marry match matter meal measure meat medicine
+meet memory metal middle milk mind minute mirror miss mistake mix model moment money monkey month moon morning
+mother mountain mouse mouth move music nail name narrow nation nature near neck need needle neighbour nest net never
+new news next nice night noise north nose note notice number nurse object ocean offer office oil old onion only
+open orange order other outside oven owner page paint pair pale paper parent park part party pass past path pay
+peace pen pencil people pepper perfect period person pet phone piano picture piece pig pillow pink pipe place plan
+plane plant plate play please pocket point police polite pool poor popular possible post pot potato pour power
+present pretty price print prize problem produce program promise pull pumpkin punish pupil purple push puzzle
+queen quiet rabbit race radio rain rainbow read ready reason receive record red remember repeat reply report rest
+rice rich ride right ring river road rock roof room root rope rose round rule run sad safe sail salt same sand
+save scarf school science scissors sea season seat second secret see seed sell send sentence serve shadow shake
+shape share sharp sheep sheet shirt shoe shop short shoulder shout show shower sick side sign silver simple sing
+sister sit size skate skirt sky sleep slow small smell smile smoke snake snow soap sock soft soldier son song
+sound soup south space speak special spell spend spoon sport spring square stair stamp stand star start station
+stay steal step stick still stone stop store storm story straight strange street strong student study sugar summer
+sun supper sure surprise sweater sweet swim table tail talk tall taste taxi tea teach team tear telephone tell
+tent test thank thick thin thing think thirsty throw ticket tidy tiger time tired today together tomato tomorrow
+tongue tool tooth top towel tower town toy traffic train travel tree trouble truck true try turn twice umbrella
+uncle under understand uniform until useful usually valley vegetable village visit voice wait wake walk wall want
+warm wash watch water wave weak wear weather week weight welcome west wet wheel white whole wide wife wild win
+window wind wing winter wish woman wood wool word work world worry write wrong yard year yellow young zero zoo
+"""
+
 
 def default_corpus() -> list[str]:
     """Return the built-in corpus as a list of short documents (deterministic)."""
@@ -83,4 +132,12 @@ def default_corpus() -> list[str]:
         docs.append(f"<think>The answer is clear now.</think><answer>{query}</answer>")
     for click in _CLICKS:
         docs.append(f"<think>Let me pick this option.</think><action>click[{click}]</action>")
+    # plain word lines in two deterministic orders, so common pairs merge across words
+    vocab = _WORD_TEXT.split()
+    n = len(vocab)
+    for order in (range(n), ((i * 7) % n for i in range(n))):
+        words = [vocab[i] for i in order]
+        for start in range(0, n, 12):
+            line = " ".join(words[start : start + 12])
+            docs.append(line[:1].upper() + line[1:] + ".")
     return docs

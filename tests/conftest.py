@@ -10,18 +10,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import sdgym  # noqa: E402
-from sdgym.registration import ENVIRONMENTS, implemented  # noqa: E402
-
-FAST_KWARGS: dict[str, dict] = {
-    "sdgym/SearchQA-v0": {"size": "tiny"},
-    "sdgym/WebShop-v0": {"size": "tiny"},
-    "sdgym/ScienceWorld-v0": {},
-    "sdgym/ALFWorld-v0": {},
-}
-"""Keyword arguments that make each env small enough for unit tests."""
-
-AVAILABLE_IDS = [e.env_id for e in ENVIRONMENTS if implemented(e) and e.installed()]
+from sdgym_test_params import AVAILABLE_IDS, FAST_KWARGS  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -52,5 +41,3 @@ def make_env(env_id: str):
     for env in made:
         env.close()
 
-
-assert sdgym.ENVIRONMENTS

@@ -1,0 +1,12 @@
+"""Generation backends behind one small interface, :class:`PolicyBackend`.
+
+Backends: :class:`~agents.backends.hf.HFBackend` (transformers, also used for training),
+:class:`~agents.backends.vllm_backend.VLLMBackend` and
+:class:`~agents.backends.openai_http.OpenAICompatBackend`. They are imported lazily.
+"""
+
+from __future__ import annotations
+
+from agents.backends.base import Generation, PolicyBackend, SamplingParams, render_chat
+
+__all__ = ["Generation", "PolicyBackend", "SamplingParams", "render_chat"]

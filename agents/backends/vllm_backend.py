@@ -1,0 +1,149 @@
+"""vLLM backend: an adapter from :class:`PolicyBackend` to ``vllm.LLM``.
+
+``vllm`` is imported only in the constructor (and only when no ``engine`` is injected).
+Prompts are tokenized here and passed to vLLM as token ids, so ``Generation.prompt_ids`` are
+exactly what the model saw. Sampling asks for ``logprobs=0`` (the sampled token only); vLLM
+reports raw-model log-probs by default, matching the convention in
+:mod:`agents.backends.base`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
+from agents.backends.base import Generation, PolicyBackend, SamplingParams
+
+VLLM_MISSING = (
+    "VLLMBackend needs vLLM, which is not installed. Install it with "
+    "`pip install 'sdgym[vllm]'` (Linux + CUDA), or use agents.backends.hf.HFBackend."
+)
+
+
+def _logprob_value(entry: Any) -> float:
+    """A vLLM ``Logprob`` object (``.logprob``) or a plain float."""
+    return float(getattr(entry, "logprob", entry))
+
+
+def _picked_logprob(position: Any, token_id: int) -> float:
+    """Log-prob of ``token_id`` from one position's ``{token_id: Logprob}`` mapping."""
+    if position is None:
+        return float("nan")
+    if token_id in position:
+        return _logprob_value(position[token_id])
+    raise KeyError(f"vLLM returned no log-prob for token {token_id}")
+
+
+def to_vllm_kwargs(params: SamplingParams, *, prompt_logprobs: int | None = None) -> dict:
+    """Map :class:`SamplingParams` to ``vllm.SamplingParams`` keyword arguments."""
+    kwargs: dict[str, Any] = {
+        "n": 1,
+        "max_tokens": params.max_new_tokens,
+        "temperature": params.temperature,
+        "top_p": params.top_p,
+        "seed": params.seed,
+        "stop": list(params.stop) or None,
+        "stop_token_ids": list(params.stop_token_ids) or None,
+        "include_stop_str_in_output": params.include_stop_str_in_output,
+        "logprobs": 0,
+        "skip_special_tokens": True,
+    }
+    if prompt_logprobs is not None:
+        kwargs["prompt_logprobs"] = prompt_logprobs
+    return kwargs
+
+
+class VLLMBackend(PolicyBackend):
+    """Generate with a vLLM engine.
+
+    Args:
+        model: Model folder or hub id for ``vllm.LLM`` (ignored when ``engine`` is given).
+        engine: An existing ``vllm.LLM``-like object (``generate`` and ``get_tokenizer``);
+            tests inject a fake here.
+        tokenizer: Tokenizer used to encode prompts; default ``engine.get_tokenizer()``.
+        sampling_params_cls: Class building vLLM sampling params; default
+            ``vllm.SamplingParams`` (or ``SimpleNamespace`` with an injected engine when
+            vLLM is not installed).
+        **engine_kwargs: Passed to ``vllm.LLM`` (e.g. ``gpu_memory_utilization``).
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        engine: Any = None,
+        tokenizer: Any = None,
+        sampling_params_cls: Any = None,
+        **engine_kwargs: Any,
+    ) -> None:
+        vllm: Any = None
+        try:
+            import vllm
+        except ImportError as err:
+            if engine is None:
+                raise ImportError(VLLM_MISSING) from err
+        if engine is None:
+            if model is None:
+                raise ValueError("pass a model path/id or an engine")
+            engine = vllm.LLM(model=model, **engine_kwargs)
+        if sampling_params_cls is None:
+            sampling_params_cls = vllm.SamplingParams if vllm is not None else SimpleNamespace
+        self.engine = engine
+        self.tokenizer = tokenizer if tokenizer is not None else engine.get_tokenizer()
+        self.sampling_params_cls = sampling_params_cls
+
+    def _encode(self, prompts: Sequence[str]) -> list[list[int]]:
+        return [list(self.tokenizer.encode(p, add_special_tokens=False)) for p in prompts]
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Generation]:
+        """Sample one response per rendered prompt string."""
+        return self.generate_from_ids(self._encode(prompts), params)
+
+    def generate_from_ids(
+        self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams
+    ) -> list[Generation]:
+        """Sample one response per prompt given as token ids."""
+        if not prompt_ids:
+            return []
+        sampling = self.sampling_params_cls(**to_vllm_kwargs(params))
+        requests = [{"prompt_token_ids": list(ids)} for ids in prompt_ids]
+        outputs = self.engine.generate(requests, sampling_params=sampling, use_tqdm=False)
+        if len(outputs) != len(requests):
+            raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(requests)} prompts")
+        return [self._to_generation(ids, out) for ids, out in zip(prompt_ids, outputs)]
+
+    @staticmethod
+    def _to_generation(prompt_ids: Sequence[int], output: Any) -> Generation:
+        completion = output.outputs[0]
+        response_ids = [int(t) for t in completion.token_ids]
+        positions = completion.logprobs or []
+        logprobs = [_picked_logprob(pos, tok) for pos, tok in zip(positions, response_ids)]
+        reason = completion.finish_reason
+        return Generation(
+            text=completion.text,
+            prompt_ids=list(getattr(output, "prompt_token_ids", None) or prompt_ids),
+            response_ids=response_ids,
+            logprobs=logprobs,
+            finish_reason="length" if reason == "length" else "stop",
+        )
+
+    def score(
+        self, prompt_ids: Sequence[Sequence[int]], response_ids: Sequence[Sequence[int]]
+    ) -> list[list[float]]:
+        """Raw-model log-probs of given responses, via vLLM ``prompt_logprobs``."""
+        if len(prompt_ids) != len(response_ids):
+            raise ValueError("prompt_ids and response_ids must have the same length")
+        if not prompt_ids:
+            return []
+        params = SamplingParams(max_new_tokens=1, temperature=0)
+        sampling = self.sampling_params_cls(**to_vllm_kwargs(params, prompt_logprobs=0))
+        requests = [
+            {"prompt_token_ids": list(p) + list(r)} for p, r in zip(prompt_ids, response_ids)
+        ]
+        outputs = self.engine.generate(requests, sampling_params=sampling, use_tqdm=False)
+        scores: list[list[float]] = []
+        for prompt, response, out in zip(prompt_ids, response_ids, outputs):
+            positions = list(out.prompt_logprobs or [])[len(prompt) :]
+            scores.append([_picked_logprob(pos, int(t)) for pos, t in zip(positions, response)])
+        return scores

@@ -1,0 +1,202 @@
+"""``sdgym/WebShop-v0``: WebShop (Yao et al. 2022) as an sdgym :class:`~sdgym.core.TextEnv`.
+
+The agent reads a shopping instruction, searches a catalogue, opens products, selects options
+and clicks ``Buy Now``; the episode's return is WebShop's purchase reward in ``[0, 1]`` (granted
+at the purchase, which ends the episode), and the task is won when that reward is exactly 1.
+
+Example:
+    >>> import gymnasium as gym, sdgym
+    >>> env = gym.make("sdgym/WebShop-v0", size="tiny")
+    >>> obs, info = env.reset(seed=0, options={"split": "test"})
+    >>> obs.startswith("WebShop [SEP] Instruction:")
+    True
+    >>> for action in info["privileged"]["expert_plan"]:
+    ...     obs, reward, terminated, truncated, info = env.step(action)
+    >>> info["won"], terminated
+    (True, True)
+
+Kwargs of ``gym.make`` (all optional):
+    size: generated catalogue size, ``"full"`` (10,000 products, ~8,000 goals), ``"small"``
+        (2,000) or ``"tiny"`` (300, for tests).
+    catalog_seed: seed of the generated catalogue (default 0).
+    product_file, instruction_file, attribute_file: upstream WebShop JSON files to use instead
+        of a generated catalogue (see :mod:`sdgym.envs.webshop.loaders`); ``num_products``
+        keeps the first N products.
+    observation_mode: ``"text"`` (default; upstream's ``[SEP]``-joined text), ``"text_rich"``
+        or ``"html"``.
+    show_attrs: offer the ``Attributes`` sub page (upstream's ``show_attrs``; default False).
+    privileged, render_mode: see :class:`~sdgym.core.TextEnv`.
+
+Info: the public keys of DESIGN.md §2. ``admissible_actions`` lists ``search[<query>]`` where
+the page has a search bar (any query text is accepted in its place) and ``click[name]`` for
+every clickable on the page. The purchase step adds ``reward_info`` (the reward's factors).
+``info["privileged"]``: ``goal`` (``goal_id``, ``asin``, ``instruction``, ``attributes``,
+``goal_options``, ``price_upper``, ``query``, ``category``, ``product_category``, ``name``),
+``expert_plan`` and ``expert_action`` from the current state (see
+:mod:`sdgym.envs.webshop.expert`), and ``text`` (the goal and plan in words).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from sdgym.core import EngineStep, InvalidAction, TextEnv
+from sdgym.envs.webshop.catalog import generated_catalog
+from sdgym.envs.webshop.engine import ShopEngine
+from sdgym.envs.webshop.expert import Expert
+from sdgym.envs.webshop.loaders import load_upstream
+from sdgym.envs.webshop.pages import OBSERVATION_MODES
+from sdgym.envs.webshop.reward import goal_option_values
+from sdgym.envs.webshop.schema import Catalog
+from sdgym.envs.webshop.search import SearchIndex
+from sdgym.envs.webshop.state import DONE, ShopState
+
+
+@lru_cache(maxsize=4)
+def _generated(size: str, seed: int) -> tuple[Catalog, SearchIndex]:
+    catalog = generated_catalog(size, seed)
+    return catalog, SearchIndex(catalog.products)
+
+
+class WebShopEnv(TextEnv):
+    """WebShop over a generated (or upstream) catalogue; see the module docstring."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        *,
+        size: str = "full",
+        catalog_seed: int = 0,
+        product_file: str | None = None,
+        instruction_file: str | None = None,
+        attribute_file: str | None = None,
+        num_products: int | None = None,
+        observation_mode: str = "text",
+        show_attrs: bool = False,
+        privileged: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__(privileged=privileged, render_mode=render_mode)
+        if observation_mode not in OBSERVATION_MODES:
+            raise ValueError(
+                f"observation_mode must be one of {OBSERVATION_MODES}, got {observation_mode!r}"
+            )
+        if (product_file is None) != (instruction_file is None):
+            raise ValueError("pass product_file and instruction_file together")
+        if product_file is not None and instruction_file is not None:
+            catalog = load_upstream(
+                product_file,
+                instruction_file,
+                attribute_file,
+                seed=catalog_seed,
+                num_products=num_products,
+            )
+            index = SearchIndex(catalog.products)
+        else:
+            catalog, index = _generated(size, int(catalog_seed))
+        self.catalog = catalog
+        self.observation_mode = observation_mode
+        self.engine = ShopEngine(catalog, index, show_attrs=show_attrs)
+        self._goal: dict[str, Any] | None = None
+        self._state = ShopState()
+        self._expert: Expert | None = None
+        self._plans: dict[ShopState, list[str]] = {}
+
+    # ------------------------------------------------------------------ hooks
+    def task_count(self, split: str) -> int:
+        """Number of goals in ``split``."""
+        return len(self.catalog.goals_by_split.get(split, ()))
+
+    def _start_task(self, split: str, task_index: int) -> str:
+        self._goal = self.catalog.goals_by_split[split][task_index]
+        self._state = ShopState()
+        self._expert = None
+        self._plans = {}
+        return self._render()
+
+    def _engine_step(self, command: str) -> EngineStep:
+        state = self.engine.step(self._state, command, self.goal)
+        self._state = state
+        if state.page == DONE:
+            return EngineStep(
+                self._render(),
+                score=state.reward,
+                done=True,
+                won=state.reward >= 1.0,
+                info={"reward_info": dict(state.reward_info)},
+            )
+        return EngineStep(self._render(), score=0.0)
+
+    def _task_id(self) -> str:
+        return f"webshop/{self.goal['goal_id']}"
+
+    def _task_type(self) -> str:
+        return str(self.goal["category"])
+
+    def _admissible_actions(self) -> list[str]:
+        return [] if self._state.page == DONE else self.engine.available_actions(self._state)
+
+    def _privileged_info(self) -> dict[str, Any]:
+        plan = self.expert_plan()
+        goal = self.goal
+        public_goal = {
+            "goal_id": goal["goal_id"],
+            "asin": goal["asin"],
+            "instruction": goal["instruction_text"],
+            "attributes": list(goal["attributes"]),
+            "goal_options": goal_option_values(goal),
+            "price_upper": goal["price_upper"],
+            "query": goal["query"],
+            "category": goal["category"],
+            "product_category": goal["product_category"],
+            "name": goal["name"],
+        }
+        return {
+            "goal": public_goal,
+            "expert_plan": plan,
+            "expert_action": plan[0] if plan else None,
+            "text": self._privileged_text(public_goal, plan),
+        }
+
+    # ------------------------------------------------------------ helpers
+    @property
+    def goal(self) -> dict[str, Any]:
+        """The current goal dict (raises before the first reset)."""
+        if self._goal is None:
+            raise RuntimeError("call reset() first")
+        return self._goal
+
+    @property
+    def state(self) -> ShopState:
+        """The current session state."""
+        return self._state
+
+    def expert_plan(self) -> list[str]:
+        """The expert's actions from the current state to the purchase (cached per state)."""
+        if self._expert is None:
+            self._expert = Expert(self.engine, self.goal)
+        if self._state not in self._plans:
+            try:
+                self._plans[self._state] = self._expert.plan(self._state)
+            except InvalidAction:  # pragma: no cover - the expert only emits valid actions
+                self._plans[self._state] = []
+        return list(self._plans[self._state])
+
+    def _render(self) -> str:
+        page = self.engine.page(self._state, self.goal["instruction_text"])
+        return page.render(self.observation_mode)
+
+    @staticmethod
+    def _privileged_text(goal: dict[str, Any], plan: list[str]) -> str:
+        options = ", ".join(goal["goal_options"]) or "none"
+        price = (
+            f"under ${goal['price_upper']:.2f}" if goal["price_upper"] < 1_000_000 else "any price"
+        )
+        steps = " -> ".join(plan) if plan else "nothing left to do"
+        return (
+            f"The target product is {goal['asin']} ({goal['name']}), a {goal['query']} in "
+            f"{goal['category']}. It must have the attributes {', '.join(goal['attributes'])}; "
+            f"select the options: {options}; price {price}. Expert plan: {steps}."
+        )
