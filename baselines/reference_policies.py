@@ -11,6 +11,8 @@ from typing import Any, Protocol
 
 import gymnasium as gym
 
+from sdgym.wrappers.admissible_discrete import candidate_commands
+
 
 class Policy(Protocol):
     """A text policy: one command per observation."""
@@ -23,15 +25,6 @@ class Policy(Protocol):
     def act(self, observation: str, info: dict[str, Any], env: gym.Env) -> str:
         """The next command."""
         ...
-
-
-def candidate_commands(observation: str, info: dict[str, Any], env: gym.Env) -> list[str]:
-    """The admissible commands, or the env's own discrete candidates where it has no list."""
-    actions = info.get("admissible_actions")
-    if actions:
-        return list(actions)
-    provider = getattr(env.unwrapped, "candidate_actions", None)
-    return list(provider(observation, info)) if provider is not None else []
 
 
 class RandomPolicy:
@@ -47,7 +40,7 @@ class RandomPolicy:
         self.rng = random.Random(seed)
 
     def act(self, observation: str, info: dict[str, Any], env: gym.Env) -> str:
-        actions = candidate_commands(observation, info, env)
+        actions = candidate_commands(env, observation, info)
         return self.rng.choice(actions) if actions else ""
 
 

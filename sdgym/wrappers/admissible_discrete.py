@@ -12,6 +12,24 @@ import numpy as np
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
+def candidate_commands(env: gym.Env, observation: str, info: dict[str, Any]) -> list[str]:
+    """Commands an agent can choose from now.
+
+    ``info["admissible_actions"]`` when the env lists them; else the env's own discrete
+    candidates (``candidate_actions(observation, info)``, e.g. Search-QA); else the list computed
+    on request (``get_admissible_actions()``, e.g. ScienceWorld); else nothing.
+    """
+    actions = info.get("admissible_actions")
+    if actions:
+        return list(actions)
+    core = env.unwrapped
+    if hasattr(core, "candidate_actions"):
+        return list(core.candidate_actions(observation, info))
+    if hasattr(core, "get_admissible_actions"):
+        return list(core.get_admissible_actions() or [])
+    return []
+
+
 def hashed_bag_of_words(text: str, dim: int) -> np.ndarray:
     """L2-normalised hashed bag of words (unigrams and bigrams, crc32 buckets) of ``text``."""
     vector = np.zeros(dim, dtype=np.float32)
@@ -45,11 +63,7 @@ class AdmissibleDiscrete(gym.Wrapper):
         self.candidates: list[str] = []
 
     def _candidates(self, observation: str, info: dict[str, Any]) -> list[str]:
-        actions = info.get("admissible_actions")
-        if actions is None:
-            provider = getattr(self.env.unwrapped, "candidate_actions", None)
-            actions = provider(observation, info) if provider is not None else []
-        return list(actions)[: self.max_actions]
+        return candidate_commands(self.env, observation, info)[: self.max_actions]
 
     def featurise(self, observation: str, info: dict[str, Any]) -> np.ndarray:
         """Feature vector of the observation and the current candidates (sets ``candidates``)."""
