@@ -3,11 +3,14 @@
 Notation per turn-row ``i`` of episode ``e`` in group ``g`` and response token ``t``:
 
 * training return ``R_e = won_coef·won_e + score_coef·score_e`` (METHODS.md: 10·won);
-* row return ``r_i = R_e − invalid_penalty·[turn i's action was invalid]``;
-* advantage ``A_i = (r_i − mean_g) / (std_g + ε)``, with mean/std over the group's *episodes*
-  (``scope="episode"``, default: every episode weighs the same) or over its *turn-rows*
-  (``scope="turn"``, verl-agent's default: long episodes weigh more); ``A_i`` is broadcast to
-  every token of the row;
+* row return ``r_i = R_e − p·[turn i's action was invalid]`` (``p`` the invalid-action penalty);
+* advantage, ``scope="episode"`` (default: every episode weighs the same):
+  ``A_i = (R_e − mean_g(R)) / (std_g(R) + ε) − p·[invalid_i]`` with mean/std over the group's
+  episodes; the penalty stays outside the normalisation, so a group whose episodes all score
+  the same does not turn a 0.1 penalty into a huge advantage;
+  ``scope="turn"`` (verl-agent's default: long episodes weigh more):
+  ``A_i = (r_i − mean_g(r)) / (std_g(r) + ε)`` with mean/std over the group's turn-rows;
+  ``A_i`` is broadcast to every token of the row;
 * ratio ``ρ_t = exp(s_t − o_t)`` (new vs rollout log-prob); PPO clip with separate low/high
   bounds, plus dual clip for negative advantages (Ye et al. 2020):
   ``L_t = max(−A ρ_t, −A clip(ρ_t, 1−ε_low, 1+ε_high))`` and, if ``A < 0``,
@@ -77,11 +80,13 @@ def group_advantages(
             for row in rows:
                 first_row_of_traj.setdefault(int(traj_ids[row]), row)
             values = episode_return[list(first_row_of_traj.values())]
+            targets, penalty = episode_return[rows], episode_return[rows] - row_return[rows]
         else:
             values = row_return[rows]
+            targets, penalty = row_return[rows], torch.zeros(len(rows))
         mean = values.mean()
         std = values.std(unbiased=True) if values.numel() > 1 else torch.zeros(())
-        advantages[rows] = (row_return[rows] - mean) / (std + eps)
+        advantages[rows] = (targets - mean) / (std + eps) - penalty
     return advantages
 
 

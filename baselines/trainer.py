@@ -257,8 +257,8 @@ class Trainer:
                 weight = float(mask.sum()) / max(total_tokens, 1)
                 (loss * weight).backward()
             self.timer.count_tokens("trained", int(mask.sum()))
-            for name, value in {"loss": float(loss), "policy_loss": float(policy_loss),
-                                "entropy": float(entropy), "kl": float(kl), **stats,
+            for name, value in {"loss": loss.item(), "policy_loss": policy_loss.item(),
+                                "entropy": entropy.item(), "kl": kl.item(), **stats,
                                 **{f"head/{k}": v for k, v in output.metrics.items()}}.items():
                 sums[name] = sums.get(name, 0.0) + value * weight
         with self.timer.phase("update"):

@@ -37,8 +37,14 @@ def test_group_advantages_per_episode_statistics() -> None:
     episode, row = row_returns(WON, [1, 1, 0, 1, 1], INVALID, GRPOConfig())
     advantages = group_advantages(episode, row, GROUPS, TRAJS, "episode")
     std = math.sqrt(50.0)  # episodes 10 and 0: mean 5, unbiased std sqrt(50)
-    expected = [5 / std, 4.9 / std, -5 / std, 0.0, 0.0]
+    expected = [5 / std, 5 / std - 0.1, -5 / std, 0.0, 0.0]  # the penalty stays outside
     assert advantages.tolist() == pytest.approx(expected, abs=1e-5)
+
+
+def test_equal_episodes_with_a_penalty_get_a_small_advantage() -> None:
+    episode, row = row_returns([False, False], [0, 0], [True, False], GRPOConfig())
+    advantages = group_advantages(episode, row, [0, 0], [0, 1], "episode")
+    assert advantages.tolist() == pytest.approx([-0.1, 0.0])
 
 
 def test_group_advantages_per_turn_row_statistics() -> None:
