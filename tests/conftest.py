@@ -19,6 +19,22 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ["SDGYM_CACHE"] = str(tmp_path_factory.mktemp("sdgym-cache"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_orphan_processes():
+    """After the whole session, no JVM or browser started by the tests may still run."""
+    psutil = pytest.importorskip("psutil")
+    yield
+    import gc
+
+    gc.collect()
+    leftover = [
+        child.name()
+        for child in psutil.Process(os.getpid()).children(recursive=True)
+        if child.is_running() and any(n in child.name().lower() for n in ("java", "chrom"))
+    ]
+    assert not leftover, f"processes left running after the tests: {leftover}"
+
+
 @pytest.fixture(params=AVAILABLE_IDS)
 def env_id(request: pytest.FixtureRequest) -> str:
     """Each registered sdgym id whose module and extra are installed."""
