@@ -22,8 +22,8 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def _no_orphan_processes():
     """After the whole session, no JVM or browser started by the tests may still run."""
-    psutil = pytest.importorskip("psutil")
     yield
+    import psutil  # in the test extra; a missing one fails loudly here, not silently
     import gc
 
     gc.collect()
