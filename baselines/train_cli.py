@@ -20,22 +20,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-eval", action="store_true", help="skip the final test evaluation")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Train, evaluate on the test split, print the summary."""
+def _config(args: argparse.Namespace):
     from baselines.config import load_preset
-    from baselines.heads import available_heads
-    from baselines.trainer import Trainer
     from sdgym.cli import parse_env_kwargs
 
-    if args.method not in available_heads():
-        raise ValueError(f"unknown --method {args.method!r}; choose from {available_heads()}")
     overrides = parse_env_kwargs(args.set)
     overrides.update(method=args.method, seed=args.seed, out_dir=args.out)
     if args.env:
         overrides["env_id"] = args.env if args.env.startswith("sdgym/") else f"sdgym/{args.env}"
     if args.steps is not None:
         overrides["steps"] = args.steps
-    config = load_preset(args.preset, **overrides)
+    return load_preset(args.preset, **overrides)
+
+
+def run_sft(args: argparse.Namespace) -> int:
+    """Build (or reuse) the SFT warm start of the preset and print its folder."""
+    from baselines.trainer import warm_start
+
+    print(f"SFT warm start: {warm_start(_config(args))}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train, evaluate on the test split, print the summary."""
+    from baselines.heads import available_heads
+    from baselines.trainer import Trainer
+
+    if args.method not in available_heads():
+        raise ValueError(f"unknown --method {args.method!r}; choose from {available_heads()}")
+    config = _config(args)
     trainer = Trainer(config, resume=args.resume, progress=True)
     try:
         summary = trainer.fit()

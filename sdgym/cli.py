@@ -140,13 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
                       help="keyword for gym.make, e.g. size=tiny (repeatable)")
     play.set_defaults(handler=command_play)
 
-    for name, module, text in (
-        ("baseline", "baselines.baseline_cli", "evaluate reference policies (random, expert)"),
-        ("train", "baselines.train_cli", "train an LLM agent with GRPO or a teacher head"),
-        ("benchmark", "baselines.benchmark.cli", "run a benchmark preset and write its report"),
+    for name, module, function, text in (
+        ("baseline", "baselines.baseline_cli", "run", "evaluate reference policies (random, expert)"),
+        ("train", "baselines.train_cli", "run", "train an LLM agent with GRPO or a teacher head"),
+        ("sft", "baselines.train_cli", "run_sft", "build the SFT warm start from expert demos"),
+        ("benchmark", "baselines.benchmark.cli", "run", "run a benchmark preset, write its report"),
+        ("eval", "agents.evaluate_cli", "run_eval", "evaluate an LLM policy on an env split"),
+        ("rollout", "agents.evaluate_cli", "run_rollout", "sample an LLM policy, write turn rows"),
     ):
         sub = commands.add_parser(name, help=text)
-        sub.set_defaults(handler=_lazy(module, "run"))
+        sub.set_defaults(handler=_lazy(module, function))
         _lazy_arguments(sub, module)
     return parser
 

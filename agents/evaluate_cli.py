@@ -1,0 +1,83 @@
+"""``sdgym eval`` / ``sdgym rollout``: run an LLM policy on an env split, report, write JSONL.
+
+``eval`` samples at a low temperature with privileged info hidden and prints success and score
+over rollout seeds; ``rollout`` samples at temperature 1 and writes every turn-row. Both write
+trajectories as JSON lines (prompts, responses, rewards, validity; never privileged info).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments shared by ``sdgym eval`` and ``sdgym rollout``."""
+    parser.add_argument("--env", required=True, help="env id, e.g. SearchQA-v0")
+    parser.add_argument("--model", default="tiny",
+                        help="model folder (offline), or 'tiny' for a freshly built tiny model")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--episodes", type=int, default=16, help="tasks per rollout seed")
+    parser.add_argument("--seeds", type=int, default=8, help="rollout seeds")
+    parser.add_argument("--temperature", type=float, default=None)
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--out", default=None, help="trajectory JSONL file")
+
+
+def run(args: argparse.Namespace, temperature: float) -> int:
+    """Roll the policy out, print the summary, write the trajectories."""
+    from rich.console import Console
+    from rich.progress import track
+
+    from agents.backends.base import SamplingParams, render_chat
+    from agents.backends.hf import HFBackend
+    from agents.rollout import RolloutConfig, RolloutEngine
+    from agents.tiny_model import build_tiny_model, load_tiny_model
+    from sdgym.cli import parse_env_kwargs
+
+    env_id = args.env if args.env.startswith("sdgym/") else f"sdgym/{args.env}"
+    model_dir = build_tiny_model() if args.model == "tiny" else Path(args.model)
+    model, tokenizer = load_tiny_model(model_dir)
+    backend = HFBackend(model, tokenizer)
+    engine = RolloutEngine(
+        RolloutConfig(env_id, parse_env_kwargs(args.env_kwarg), args.episodes, 1,
+                      hide_privileged=True),
+        backend, lambda messages: render_chat(tokenizer, messages))
+    temperature = temperature if args.temperature is None else args.temperature
+    success, score, records = [], [], []
+    try:
+        for seed in track(range(args.seeds), description=f"{env_id} {args.split}"):
+            batch = engine.collect([3_000_000 + i for i in range(args.episodes)],
+                                   SamplingParams(max_new_tokens=args.max_new_tokens,
+                                                  temperature=temperature, seed=seed), args.split)
+            success.append(batch.success_rate)
+            score.append(batch.mean_score)
+            records += [{"rollout_seed": seed, "task_id": r.task_id, "traj_id": r.traj_id,
+                         "turn": r.turn, "prompt": tokenizer.decode(r.prompt_ids),
+                         "response": r.response_text, "reward": r.reward,
+                         "action_valid": r.action_valid, "done": r.done, "score": r.score,
+                         "won": r.won} for r in batch.rows]
+    finally:
+        engine.close()
+    out = Path(args.out or f"runs/{args.command}-{env_id.split('/')[-1]}-{args.split}.jsonl")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(r) + "\n" for r in records)
+    std = statistics.pstdev(success) if len(success) > 1 else 0.0
+    Console().print(f"{env_id} {args.split}: success {statistics.fmean(success):.3f} ± {std:.3f}, "
+                    f"score {statistics.fmean(score):.3f} over {args.seeds} seeds × "
+                    f"{args.episodes} episodes; trajectories: {out}")
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """``sdgym eval`` (temperature 0.4 by default)."""
+    return run(args, 0.4)
+
+
+def run_rollout(args: argparse.Namespace) -> int:
+    """``sdgym rollout`` (temperature 1 by default)."""
+    return run(args, 1.0)

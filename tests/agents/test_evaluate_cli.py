@@ -1,0 +1,23 @@
+"""``sdgym eval`` and ``sdgym rollout`` on the tiny model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from sdgym.cli import main  # noqa: E402
+
+
+@pytest.mark.parametrize("command", ["eval", "rollout"])
+def test_eval_and_rollout_write_public_trajectories(tmp_path, command, capsys) -> None:
+    out = tmp_path / "traj.jsonl"
+    code = main([command, "--env", "SearchQA-v0", "--env-kwarg", "size=tiny", "--episodes", "2",
+                 "--seeds", "2", "--max-new-tokens", "12", "--out", str(out)])
+    assert code == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows and {r["rollout_seed"] for r in rows} == {0, 1}
+    assert all("Gold answer" not in r["prompt"] for r in rows)
+    assert "success" in capsys.readouterr().out
