@@ -118,6 +118,25 @@ def command_play(args: argparse.Namespace) -> int:
         env.close()
 
 
+SERVABLE: tuple[str, ...] = ("webshop",)
+"""Environments with a web site for people (``sdgym serve <name>``)."""
+
+
+def command_serve(args: argparse.Namespace) -> int:
+    """Serve an environment's web site on 127.0.0.1 until Ctrl-C (WebShop only)."""
+    from sdgym.envs.webshop.server import serve_until_interrupted
+    from sdgym.envs.webshop.site import create_app, shop_engine
+
+    engine, catalog = shop_engine(args.size, args.catalog_seed)
+    app = create_app(engine, catalog.goals_by_split, default_split=args.split, seed=args.seed)
+
+    def announce(url: str) -> None:
+        print(f"WebShop ({catalog!r}) at {url}  (Ctrl-C to stop)", flush=True)
+
+    serve_until_interrupted(app, args.port, announce=announce)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``sdgym`` command."""
     parser = argparse.ArgumentParser(prog="sdgym", description=__doc__)
@@ -139,6 +158,16 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE",
                       help="keyword for gym.make, e.g. size=tiny (repeatable)")
     play.set_defaults(handler=command_play)
+
+    serve = commands.add_parser("serve", help="serve an environment's web site on 127.0.0.1")
+    serve.add_argument("env_name", choices=SERVABLE, help="the environment (webshop)")
+    serve.add_argument("--port", type=int, default=3000, help="port (0: any free port)")
+    serve.add_argument("--size", default="full", choices=("tiny", "small", "full"),
+                       help="generated catalogue size")
+    serve.add_argument("--catalog-seed", type=int, default=0)
+    serve.add_argument("--split", default="test", help="split of the goals new sessions get")
+    serve.add_argument("--seed", type=int, default=None, help="seed of the goal choice")
+    serve.set_defaults(handler=command_serve)
 
     for name, module, function, text in (
         ("baseline", "baselines.baseline_cli", "run", "evaluate reference policies (random, expert)"),

@@ -25,6 +25,10 @@ Kwargs of ``gym.make`` (all optional):
     observation_mode: ``"text"`` (default; upstream's ``[SEP]``-joined text), ``"text_rich"``
         or ``"html"``.
     show_attrs: offer the ``Attributes`` sub page (upstream's ``show_attrs``; default False).
+    mode: ``"text"`` (default; the engine in-process, no Flask, no socket) or ``"browser"``
+        (headless Chromium on the WebShop Flask site, see :mod:`sdgym.envs.webshop.browser`;
+        needs ``sdgym[browser]`` and Debian's ``chromium chromium-driver``). Both modes take the
+        same commands and give the same observations, rewards and info.
     privileged, render_mode: see :class:`~sdgym.core.TextEnv`.
 
 Info: the public keys of DESIGN.md §2. ``admissible_actions`` lists ``search[<query>]`` where
@@ -39,7 +43,7 @@ every clickable on the page. The purchase step adds ``reward_info`` (the reward'
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sdgym.core import EngineStep, InvalidAction, TextEnv
 from sdgym.envs.webshop.catalog import generated_catalog
@@ -51,6 +55,11 @@ from sdgym.envs.webshop.reward import goal_option_values
 from sdgym.envs.webshop.schema import Catalog
 from sdgym.envs.webshop.search import SearchIndex
 from sdgym.envs.webshop.state import DONE, ShopState
+
+if TYPE_CHECKING:
+    from sdgym.envs.webshop.browser import BrowserShop
+
+MODES: tuple[str, ...] = ("text", "browser")
 
 
 @lru_cache(maxsize=4)
@@ -75,10 +84,13 @@ class WebShopEnv(TextEnv):
         num_products: int | None = None,
         observation_mode: str = "text",
         show_attrs: bool = False,
+        mode: str = "text",
         privileged: bool = True,
         render_mode: str | None = None,
     ) -> None:
         super().__init__(privileged=privileged, render_mode=render_mode)
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if observation_mode not in OBSERVATION_MODES:
             raise ValueError(
                 f"observation_mode must be one of {OBSERVATION_MODES}, got {observation_mode!r}"
@@ -103,6 +115,12 @@ class WebShopEnv(TextEnv):
         self._state = ShopState()
         self._expert: Expert | None = None
         self._plans: dict[ShopState, list[str]] = {}
+        self.mode = mode
+        self._browser: BrowserShop | None = None
+        if mode == "browser":  # imported here: text mode needs neither Flask nor selenium
+            from sdgym.envs.webshop.browser import BrowserShop
+
+            self._browser = BrowserShop(self.engine)
 
     # ------------------------------------------------------------------ hooks
     def task_count(self, split: str) -> int:
@@ -114,10 +132,15 @@ class WebShopEnv(TextEnv):
         self._state = ShopState()
         self._expert = None
         self._plans = {}
+        if self._browser is not None:
+            self._browser.open(self._goal)
         return self._render()
 
     def _engine_step(self, command: str) -> EngineStep:
-        state = self.engine.step(self._state, command, self.goal)
+        if self._browser is not None:
+            state = self._browser.act(command)
+        else:
+            state = self.engine.step(self._state, command, self.goal)
         self._state = state
         if state.page == DONE:
             return EngineStep(
@@ -184,7 +207,14 @@ class WebShopEnv(TextEnv):
                 self._plans[self._state] = []
         return list(self._plans[self._state])
 
+    def _release(self) -> None:
+        if self._browser is not None:
+            self._browser.close()
+            self._browser = None
+
     def _render(self) -> str:
+        if self._browser is not None:
+            return self._browser.observe(self.observation_mode)
         page = self.engine.page(self._state, self.goal["instruction_text"])
         return page.render(self.observation_mode)
 

@@ -15,10 +15,17 @@ import threading
 from types import TracebackType
 from typing import Any
 
-from werkzeug.serving import make_server
+from werkzeug.serving import WSGIRequestHandler, make_server
 
 HOST = "127.0.0.1"
 """The only address the site listens on."""
+
+
+class QuietRequestHandler(WSGIRequestHandler):
+    """A request handler that does not log every request to stderr."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """Do not log successful requests (errors are still logged)."""
 
 
 class BackgroundServer:
@@ -29,7 +36,9 @@ class BackgroundServer:
     """
 
     def __init__(self, app: Any, port: int = 0) -> None:
-        self._server = make_server(HOST, port, app, threaded=True)
+        self._server = make_server(
+            HOST, port, app, threaded=True, request_handler=QuietRequestHandler
+        )
         self.host, self.port = HOST, int(self._server.server_port)
         self.url = f"http://{self.host}:{self.port}"
         self._thread = threading.Thread(

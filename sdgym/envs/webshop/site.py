@@ -165,6 +165,10 @@ def create_app(
         session_id = sessions.open(dict(goals[index]))
         return redirect(f"/{session_id}/", code=303)
 
+    @app.get("/favicon.ico")
+    def favicon() -> Response:
+        return Response(status=204)
+
     @app.get("/<session_id>/")
     def show(session_id: str) -> Response:
         if sessions.get(session_id) is None:
