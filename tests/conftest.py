@@ -23,8 +23,9 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 def _no_orphan_processes():
     """After the whole session, no JVM or browser started by the tests may still run."""
     yield
-    import psutil  # in the test extra; a missing one fails loudly here, not silently
     import gc
+
+    import psutil  # in the test extra; a missing one fails loudly here, not silently
 
     gc.collect()
     leftover = [

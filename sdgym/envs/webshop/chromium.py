@@ -138,6 +138,16 @@ def _process_tree(driver: Any) -> list[Any]:
         return []
 
 
+def _running(process: Any) -> bool:
+    """Whether ``process`` still runs (a zombie waiting for its reaper does not)."""
+    import psutil
+
+    try:
+        return bool(process.is_running() and process.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
 def _shutdown(driver: Any, profile_dir: str) -> None:
     """Quit ``driver``, then terminate (and if need be kill) what is left of its process tree."""
     processes = _process_tree(driver)
@@ -146,12 +156,12 @@ def _shutdown(driver: Any, profile_dir: str) -> None:
     if processes:
         import psutil
 
-        alive = [process for process in processes if process.is_running()]
+        alive = [process for process in processes if _running(process)]
         for process in alive:
             with contextlib.suppress(psutil.Error):
                 process.terminate()
         _, alive = psutil.wait_procs(alive, timeout=3)
-        for process in alive:
+        for process in filter(_running, alive):
             with contextlib.suppress(psutil.Error):
                 process.kill()
         psutil.wait_procs(alive, timeout=3)

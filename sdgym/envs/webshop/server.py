@@ -42,7 +42,9 @@ class BackgroundServer:
         self.host, self.port = HOST, int(self._server.server_port)
         self.url = f"http://{self.host}:{self.port}"
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name=f"webshop-site-{self.port}", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.1},  # how soon stop() is noticed
+            name=f"webshop-site-{self.port}", daemon=True
         )
         self._thread.start()
         self._stopped = False

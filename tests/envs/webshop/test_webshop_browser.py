@@ -1,0 +1,163 @@
+"""sdgym/WebShop-v0 in browser mode (headless Chromium on the Flask site) against text mode."""
+
+from __future__ import annotations
+
+import os
+import urllib.error
+import urllib.request
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import sdgym  # noqa: F401  (registers the ids)
+from sdgym.envs.webshop.chromium import browser_unavailable_reason
+from sdgym.envs.webshop.env import WebShopEnv
+
+psutil = pytest.importorskip("psutil")
+REASON = browser_unavailable_reason()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"browser mode: {REASON}")
+
+
+def _browser_children() -> list[str]:
+    return [
+        child.name()
+        for child in psutil.Process(os.getpid()).children(recursive=True)
+        if child.is_running()
+        and child.status() != psutil.STATUS_ZOMBIE
+        and "chrom" in child.name().lower()
+    ]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.fixture(scope="module")
+def browser_env():
+    env = gym.make("sdgym/WebShop-v0", size="tiny", mode="browser")
+    try:
+        yield env
+    finally:
+        env.close()
+    assert _browser_children() == [], "close() left Chromium processes running"
+
+
+@pytest.fixture(scope="module")
+def text_env():
+    env = WebShopEnv(size="tiny")
+    yield env
+    env.close()
+
+
+@pytest.mark.parametrize("task_index", [0, 1, 3])
+def test_expert_plan_matches_text_mode(browser_env, text_env, task_index: int) -> None:
+    options = {"split": "test", "task_index": task_index}
+    text_obs, text_info = text_env.reset(options=options)
+    obs, info = browser_env.reset(options=options)
+    assert obs == text_obs and info == text_info
+    total = 0.0
+    for action in text_info["privileged"]["expert_plan"]:
+        text_step = text_env.step(action)
+        step = browser_env.step(action)
+        assert step == text_step, action
+        total += step[1]
+    assert step[2] and step[4]["won"] and total == pytest.approx(text_step[4]["score"])
+    assert step[4]["reward_info"] == text_step[4]["reward_info"]
+
+
+def test_detour_then_purchase_matches_text_mode(browser_env, text_env) -> None:
+    """Paging, a sub page, a wrong option and back to search: same states, same reward."""
+    options = {"split": "test", "task_index": 2}
+    text_env.reset(options=options)
+    _, info = browser_env.reset(options=options)
+    plan = info["privileged"]["expert_plan"]
+    actions = [plan[0], "click[next >]", "click[< prev]", plan[1], "click[features]",
+               "click[< prev]", "click[back to search]", plan[0], plan[1], "click[buy now]"]
+    for action in actions:
+        text_step = text_env.step(action)
+        assert browser_env.step(action) == text_step, action
+    assert text_step[2]
+
+
+@pytest.mark.parametrize(
+    "action",
+    ["", "   ", "click[nothing like this]", "click[search]", "search[ ]", "foo[bar]",
+     "no brackets", "click[buy now]", "search[" + "x" * 3000 + "]"],
+)
+def test_invalid_actions_change_nothing(browser_env, action: str) -> None:
+    obs, _ = browser_env.reset(options={"split": "test", "task_index": 0})
+    state = browser_env.unwrapped.state
+    next_obs, reward, terminated, truncated, info = browser_env.step(action)
+    assert not info["action_valid"] and next_obs.startswith("Invalid action")
+    assert (reward, terminated, truncated) == (0.0, False, False)
+    assert browser_env.unwrapped.state == state
+    assert browser_env.unwrapped._render() == obs
+
+
+def test_check_env_passes(browser_env) -> None:
+    check_env(browser_env.unwrapped, skip_render_check=True)
+
+
+def test_invalid_actions_on_results_page(browser_env, text_env) -> None:
+    options = {"split": "test", "task_index": 0}
+    text_env.reset(options=options)
+    browser_env.reset(options=options)
+    text_env.step("search[rug]")
+    browser_env.step("search[rug]")
+    for action in ("search[other]", "click[buy now]", "click[B0NOTTHERE]"):
+        text_step, step = text_env.step(action), browser_env.step(action)
+        assert step == text_step and not step[4]["action_valid"]
+
+
+def test_non_bmp_query_is_typed_or_set(browser_env, text_env) -> None:
+    options = {"split": "test", "task_index": 0}
+    text_env.reset(options=options)
+    browser_env.reset(options=options)
+    action = "search[rug \U0001f9f6 été]"
+    assert browser_env.step(action) == text_env.step(action)
+
+
+def test_rich_and_html_modes_and_close_leaves_nothing(text_env) -> None:
+    env = WebShopEnv(size="tiny", mode="browser", observation_mode="text_rich")
+    browser = env._browser
+    assert browser is not None and browser.url.startswith("http://127.0.0.1:")
+    pids, profile = browser.chromium.pids, browser.chromium.profile_dir
+    try:
+        rich = WebShopEnv(size="tiny", observation_mode="text_rich")
+        options = {"split": "test", "task_index": 1}
+        assert env.reset(options=options)[0] == rich.reset(options=options)[0]
+        for action in env.unwrapped.expert_plan():
+            assert env.step(action)[0] == rich.step(action)[0]
+        env.observation_mode = "html"
+        assert "Your score" in env._render() and "<html" in env._render()
+    finally:
+        env.close()
+    assert len(pids) >= 2 and not os.path.exists(profile)
+    assert not [pid for pid in pids if _alive(pid)], "close() left its processes running"
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(f"{browser.url}/", timeout=2)
+    env.close()  # idempotent
+
+
+def test_failed_start_cleans_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sdgym.envs.webshop import browser, server
+
+    started: list[server.BackgroundServer] = []
+    original = server.BackgroundServer
+
+    def recording(app):
+        started.append(original(app))
+        return started[-1]
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no browser today")
+
+    monkeypatch.setattr(browser, "BackgroundServer", recording)
+    monkeypatch.setattr(browser, "Chromium", broken)
+    with pytest.raises(RuntimeError, match="no browser today"):
+        WebShopEnv(size="tiny", mode="browser")
+    assert started and not started[0].running
