@@ -123,7 +123,9 @@ class LuceneRetriever:
         with file_lock(target.with_suffix(".lock")):
             if not (target / "segments_1").exists() and not any(target.glob("segments_*")):
                 self._build(target)
-        from jnius import autoclass  # type: ignore[import-not-found]
+        # pyserini.pyclass puts Anserini's jar on pyjnius' classpath, without the heavy
+        # pyserini.search imports
+        from pyserini.pyclass import autoclass  # type: ignore[import-not-found]
 
         searcher_class = autoclass("io.anserini.search.SimpleSearcher")
         self._searcher = searcher_class(str(target))
