@@ -13,8 +13,9 @@ from sdgym.registration import ENVIRONMENTS, implemented
 ALGOS = (*POLICIES, "maskable_ppo")
 
 
-def make_policy(algo: str, env_id: str, env_kwargs: dict, args: argparse.Namespace):
-    """The policy for ``algo`` (MaskablePPO is trained first, on the train or easy split)."""
+def make_policy(algo: str, env_id: str, env_kwargs: dict, ppo_timesteps: int = 20_000,
+                ppo_split: str | None = None):
+    """The policy for ``algo`` (MaskablePPO is trained first, on the easy or train split)."""
     if algo != "maskable_ppo":
         return POLICIES[algo]()
     import gymnasium as gym
@@ -24,9 +25,8 @@ def make_policy(algo: str, env_id: str, env_kwargs: dict, args: argparse.Namespa
     probe = gym.make(env_id, **env_kwargs)
     splits = probe.unwrapped.splits
     probe.close()
-    split = args.ppo_split or ("easy_train" if "easy_train" in splits else "train")
-    model = train_maskable_ppo(env_id, env_kwargs, split, args.ppo_timesteps)
-    return MaskablePPOPolicy(model)
+    split = ppo_split or ("easy_train" if "easy_train" in splits else "train")
+    return MaskablePPOPolicy(train_maskable_ppo(env_id, env_kwargs, split, ppo_timesteps))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             for algo in algos:
                 task = progress.add_task(f"{env_id} {algo}", total=args.episodes * args.seeds)
                 result = evaluate_policy(
-                    env_id, make_policy(algo, env_id, kwargs, args), split=args.split, episodes=args.episodes,
+                    env_id, make_policy(algo, env_id, kwargs, args.ppo_timesteps, args.ppo_split), split=args.split, episodes=args.episodes,
                     seeds=range(args.seeds), env_kwargs=kwargs,
                     progress=lambda n, t=task: progress.advance(t, n),
                 )

@@ -37,6 +37,11 @@ class BenchmarkPreset:
     baseline_algos: list[str] = field(default_factory=lambda: ["random", "expert"])
     baseline_episodes: int = 16
     baseline_seeds: int = 8
+    ppo_envs: list[str] = field(default_factory=list)
+    """Envs that also get a MaskablePPO baseline (trained for ``ppo_timesteps`` steps)."""
+    ppo_timesteps: int = 5_000
+    baseline_episodes_per_env: dict[str, int] = field(default_factory=dict)
+    """Per-env override of ``baseline_episodes`` (slow engines get fewer tasks per seed)."""
     retries: int = 1
     env_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
     train_overrides: dict[str, Any] = field(default_factory=dict)
@@ -91,6 +96,8 @@ def plan(preset: BenchmarkPreset) -> tuple[list[Cell], list[str]]:
             notes.append(f"{env_id}: not installed; its reference baselines are missing")
             continue
         cells += [Cell("baseline", env_id, algo, 0) for algo in preset.baseline_algos]
+        if env_id in preset.ppo_envs:
+            cells.append(Cell("baseline", env_id, "maskable_ppo", 0))
     for env_id in preset.envs:
         if env_id not in here:
             notes.append(f"{env_id}: not installed; its training cells are missing")
@@ -113,10 +120,12 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
     env_kwargs = dict(preset.env_kwargs.get(cell.env_id, {}))
     started = time.perf_counter()
     if cell.kind == "baseline":
+        from baselines.baseline_cli import make_policy
         from baselines.evaluation import evaluate_policy
-        from baselines.reference_policies import POLICIES
 
-        result = evaluate_policy(cell.env_id, POLICIES[cell.method](), episodes=preset.baseline_episodes,
+        episodes = preset.baseline_episodes_per_env.get(cell.env_id, preset.baseline_episodes)
+        policy = make_policy(cell.method, cell.env_id, env_kwargs, preset.ppo_timesteps)
+        result = evaluate_policy(cell.env_id, policy, episodes=episodes,
                                  seeds=range(preset.baseline_seeds), env_kwargs=env_kwargs)
         record = result.to_record()
         record.update(validation=[], auc=None, train_seconds=0.0)
