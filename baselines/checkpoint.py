@@ -11,12 +11,13 @@ import json
 import os
 import random
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from sdgym.cache import atomic_directory
 
 LATEST = "latest.json"
 
@@ -39,15 +40,8 @@ def save_checkpoint(run_dir: str | Path, step: int, state: dict[str, Any], keep:
     checkpoints = run_dir / "checkpoints"
     checkpoints.mkdir(parents=True, exist_ok=True)
     target = checkpoints / f"step-{step:06d}"
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=checkpoints))
-    try:
+    with atomic_directory(target) as staging:
         torch.save(state, staging / "state.pt")
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(staging, target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
     pointer = checkpoints / f".{LATEST}.tmp"
     pointer.write_text(json.dumps({"step": step, "path": target.name}))
     os.replace(pointer, checkpoints / LATEST)

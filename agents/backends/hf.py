@@ -20,32 +20,36 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
-def left_pad(
-    seqs: Sequence[Sequence[int]], pad_token_id: int, device: torch.device | str = "cpu"
+def pad_sequences(
+    seqs: Sequence[Sequence[int]],
+    pad_token_id: int,
+    side: str,
+    device: torch.device | str = "cpu",
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Left-pad token id lists into ``(input_ids, attention_mask)`` long tensors ``[B, L]``."""
+    """Pad token id lists on ``side`` (``"left"``/``"right"``) into ``(ids, mask)`` ``[B, L]``."""
     width = max((len(s) for s in seqs), default=0)
     ids = torch.full((len(seqs), width), pad_token_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), width), dtype=torch.long)
     for row, seq in enumerate(seqs):
         if seq:
-            ids[row, width - len(seq) :] = torch.tensor(list(seq), dtype=torch.long)
-            mask[row, width - len(seq) :] = 1
+            span = slice(width - len(seq), width) if side == "left" else slice(0, len(seq))
+            ids[row, span] = torch.tensor(list(seq), dtype=torch.long)
+            mask[row, span] = 1
     return ids.to(device), mask.to(device)
+
+
+def left_pad(
+    seqs: Sequence[Sequence[int]], pad_token_id: int, device: torch.device | str = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Left-pad token id lists into ``(input_ids, attention_mask)`` long tensors ``[B, L]``."""
+    return pad_sequences(seqs, pad_token_id, "left", device)
 
 
 def right_pad(
     seqs: Sequence[Sequence[int]], pad_token_id: int, device: torch.device | str = "cpu"
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-pad token id lists into ``(input_ids, attention_mask)`` long tensors ``[B, L]``."""
-    width = max((len(s) for s in seqs), default=0)
-    ids = torch.full((len(seqs), width), pad_token_id, dtype=torch.long)
-    mask = torch.zeros((len(seqs), width), dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        if seq:
-            ids[row, : len(seq)] = torch.tensor(list(seq), dtype=torch.long)
-            mask[row, : len(seq)] = 1
-    return ids.to(device), mask.to(device)
+    return pad_sequences(seqs, pad_token_id, "right", device)
 
 
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -87,13 +91,32 @@ def response_logprobs(
         raise ValueError("prompt_ids and response_ids must have the same length")
     if any(len(p) == 0 for p in prompt_ids):
         raise ValueError("every prompt needs at least one token")
+    logits, r_ids, mask = response_logits(model, prompt_ids, response_ids, pad_token_id)
+    if temperature != 1.0:
+        logits = logits / temperature
+    picked = logits.gather(-1, r_ids.unsqueeze(-1)).squeeze(-1)
+    logprobs = picked - torch.logsumexp(logits, dim=-1)
+    return logprobs.masked_fill(~mask, 0.0), mask
+
+
+def response_logits(
+    model: torch.nn.Module,
+    prompt_ids: Sequence[Sequence[int]],
+    response_ids: Sequence[Sequence[int]],
+    pad_token_id: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Float32 logits ``[B, R, V]`` that predict each response token, its ids and mask ``[B, R]``.
+
+    One forward pass over ``[left-padded prompt | right-padded response]`` with
+    ``position_ids = cumsum(mask) - 1``, the layout :class:`HFBackend` samples with.
+    """
     device = _model_device(model)
     p_ids, p_mask = left_pad(prompt_ids, pad_token_id, device)
     r_ids, r_mask = right_pad(response_ids, pad_token_id, device)
     n_resp = r_ids.shape[1]
     if n_resp == 0:
         empty = torch.zeros((len(prompt_ids), 0), device=device)
-        return empty, empty.bool()
+        return empty.unsqueeze(-1), r_ids, empty.bool()
     input_ids = torch.cat([p_ids, r_ids], dim=1)
     attention_mask = torch.cat([p_mask, r_mask], dim=1)
     out = model(
@@ -103,13 +126,7 @@ def response_logprobs(
         use_cache=False,
         logits_to_keep=n_resp + 1,  # logits at the last prompt token and each response token
     )
-    logits = out.logits[:, :-1, :].float()
-    if temperature != 1.0:
-        logits = logits / temperature
-    picked = logits.gather(-1, r_ids.unsqueeze(-1)).squeeze(-1)
-    logprobs = picked - torch.logsumexp(logits, dim=-1)
-    mask = r_mask.bool()
-    return logprobs.masked_fill(~mask, 0.0), mask
+    return out.logits[:, :-1, :].float(), r_ids, r_mask.bool()
 
 
 def sample_next(

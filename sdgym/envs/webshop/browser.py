@@ -152,14 +152,24 @@ class BrowserShop:
         self._navigate(node.click)
 
     def _navigate(self, action: Any) -> None:
-        """Run ``action`` (a click or a ``get``) and wait until the next document has loaded."""
-        from selenium.webdriver.support import expected_conditions
+        """Run ``action`` (a click or a ``get``) and wait until the next document has loaded.
+
+        The old document gets a marker on its ``window``; the wait ends when the window has no
+        marker (a new document) that is completely loaded. (Element staleness is not portable:
+        Chromium 156 reports a stale node as an unknown error.)
+        """
+        from selenium.common.exceptions import WebDriverException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        old = self.driver.find_elements("tag name", "html")
         self._dom = None
+        self.driver.execute_script("window.sdgymOldPage = true;")
         action()
-        wait = WebDriverWait(self.driver, self.timeout, poll_frequency=0.01)
-        if old:
-            wait.until(expected_conditions.staleness_of(old[0]))
-        wait.until(lambda driver: driver.execute_script("return document.readyState") == "complete")
+        WebDriverWait(
+            self.driver,
+            self.timeout,
+            poll_frequency=0.01,
+            ignored_exceptions=(WebDriverException,),  # mid-navigation script errors
+        ).until(lambda driver: driver.execute_script(_NEW_PAGE_LOADED))
+
+
+_NEW_PAGE_LOADED = "return !window.sdgymOldPage && document.readyState === 'complete';"
