@@ -1,0 +1,136 @@
+"""sdgym/ALFWorld-v0: contract, invalid actions, expert re-planning, loader, memoisation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("alfworld")
+pytest.importorskip("textworld")
+
+import gymnasium as gym  # noqa: E402
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+import sdgym  # noqa: E402, F401
+from sdgym.envs.alfworld.env import ALFWorldEnv  # noqa: E402
+from sdgym.envs.alfworld.game_io import GAME_FILE, TRAJ_FILE, read_game  # noqa: E402
+from sdgym.envs.alfworld.generator import game_folder  # noqa: E402
+
+FUZZ = [
+    "",
+    "   ",
+    "x" * 5000,
+    "\x00\x1b[31m",
+    "go to",
+    "go to nowhere 9",
+    "take",
+    "🦄",
+    None,
+    7,
+    "GO TO DRESSER 1",
+    "look look",
+    "move keychain 1 to",
+]
+
+
+@pytest.fixture
+def env():
+    env = ALFWorldEnv()
+    yield env
+    env.close()
+
+
+def _world(env: ALFWorldEnv) -> frozenset[str]:
+    return frozenset(str(f) for f in env._game.unwrapped._pddl_state.facts)
+
+
+@pytest.mark.slow
+def test_check_env(env: ALFWorldEnv) -> None:
+    env.reset(options={"split": "easy", "task_index": 0})
+    check_env(env, skip_render_check=True)
+
+
+@pytest.mark.slow
+def test_expert_solves_and_reward_is_one(env: ALFWorldEnv) -> None:
+    obs, info = env.reset(options={"split": "easy", "task_index": 0})
+    assert obs.startswith("-= Welcome to TextWorld, ALFRED! =-")
+    assert (
+        info["task_id"].startswith("alfworld/easy/0-")
+        and info["task_type"] == "pick_and_place_simple"
+    )
+    assert info["privileged"]["goal"]["pddl_params"]["object_target"]
+    total = 0.0
+    for action in info["privileged"]["expert_plan"]:
+        assert action == info["privileged"]["expert_action"]
+        obs, reward, terminated, truncated, info = env.step(action)
+        total += reward
+    assert info["won"] and terminated and total == 1.0
+
+
+@pytest.mark.slow
+def test_invalid_and_fuzzed_actions_never_change_the_world(env: ALFWorldEnv) -> None:
+    _, info = env.reset(options={"split": "easy", "task_index": 1})
+    before, admissible = _world(env), info["admissible_actions"]
+    for action in FUZZ:
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert info["action_valid"] is False and reward == 0.0 and not terminated
+        assert _world(env) == before and info["admissible_actions"] == admissible
+
+
+@pytest.mark.slow
+def test_expert_replans_after_deviation(env: ALFWorldEnv) -> None:
+    _, info = env.reset(options={"split": "easy", "task_index": 2})
+    wrong = next(a for a in info["admissible_actions"] if a != info["privileged"]["expert_action"])
+    _, _, _, _, info = env.step(wrong)
+    plan = info["privileged"]["expert_plan"]
+    assert plan and info["privileged"]["expert_action"] == plan[0]
+    for action in plan:
+        _, _, terminated, _, info = env.step(action)
+    assert info["won"] and terminated
+
+
+@pytest.mark.slow
+def test_memoised_engine_gives_identical_trajectories() -> None:
+    traces = []
+    for fast in (False, True):
+        env = ALFWorldEnv(fast=fast, privileged=False)
+        obs, info = env.reset(options={"split": "easy", "task_index": 3})
+        trace = [(obs, info["admissible_actions"])]
+        for step in range(8):
+            actions = info["admissible_actions"]
+            obs, _, terminated, _, info = env.step(actions[(7 * step + 3) % len(actions)])
+            trace.append((obs, info["admissible_actions"]))
+            if terminated:
+                break
+        env.close()
+        traces.append(json.dumps(trace))
+    assert traces[0] == traces[1]
+
+
+@pytest.mark.slow
+def test_loader_reads_official_layout(tmp_path) -> None:
+    """An official-style folder: initial_state.pddl + traj_data.json (no game.tw-pddl)."""
+    source = read_game(game_folder("easy", 0))
+    trial = (
+        tmp_path
+        / "json_2.1.1"
+        / "valid_seen"
+        / "pick_and_place_simple-KeyChain-None-SideTable-1"
+        / "trial_T0"
+    )
+    trial.mkdir(parents=True)
+    (trial / "initial_state.pddl").write_text(source.game["pddl_problem"])
+    traj = {k: v for k, v in source.traj.items() if k in ("task_type", "pddl_params", "scene")}
+    (trial / TRAJ_FILE).write_text(json.dumps(traj))
+    env = gym.make("sdgym/ALFWorld-v0", data_path=str(tmp_path))
+    try:
+        obs, info = env.reset(options={"split": "test", "task_index": 0})
+        assert env.unwrapped.task_count("train") == 1
+        assert "Your task is to: put a keychain in sidetable." in obs
+        for action in info["privileged"]["expert_plan"]:
+            _, _, terminated, _, info = env.step(action)
+        assert info["won"] and terminated
+    finally:
+        env.close()
+    assert not (trial / GAME_FILE).exists()
