@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import signal
 import subprocess
@@ -192,3 +193,21 @@ def test_cli_serve_prints_url_and_stops_on_ctrl_c() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize(
+    "payload",
+    ['<script>alert("x")</script>', '"><img src=x onerror=alert(1)>', "</div><b>bold</b>"],
+)
+def test_search_payloads_are_escaped_in_the_page(app, payload: str) -> None:
+    client = app.test_client()
+    session_id = _start(client, 0)
+    client.post(f"/{session_id}/search", data={"search_query": payload})
+    document = client.get(f"/{session_id}/").get_data(as_text=True)
+    assert "<script>alert" not in document and "onerror=alert(1)>" not in document
+    assert "<b>bold</b>" not in document
+    response = client.post(f"/{session_id}/click", data={"target": payload})
+    assert response.status_code == 303
+    document = client.get(f"/{session_id}/").get_data(as_text=True)
+    assert html.escape(payload) in document, "the refused target is echoed, escaped"
+    assert "<script>alert" not in document and "<b>bold</b>" not in document
