@@ -48,6 +48,19 @@ def _task_counts(entry: EnvEntry, kwargs: dict[str, Any]) -> str:
         env.close()
 
 
+def _kwargs_for(entry: EnvEntry, pairs: Sequence[str]) -> list[str]:
+    """The ``KEY=VALUE`` pairs meant for ``entry``: unprefixed ones and ``ID:KEY=VALUE`` ones."""
+    chosen = []
+    for pair in pairs:
+        target, sep, rest = pair.partition(":")
+        if sep and "=" not in target:
+            if target in (entry.env_id, entry.env_id.split("/")[1], entry.extra):
+                chosen.append(rest)
+        else:
+            chosen.append(pair)
+    return chosen
+
+
 def command_list(args: argparse.Namespace) -> int:
     """Print the registered environments, their extras, splits and task counts."""
     from rich.console import Console
@@ -56,8 +69,8 @@ def command_list(args: argparse.Namespace) -> int:
     table = Table(title="sdgym environments")
     for column in ("id", "extra", "installed", "splits (tasks)", "description"):
         table.add_column(column)
-    kwargs = parse_env_kwargs(args.env_kwarg)
     for entry in ENVIRONMENTS:
+        kwargs = parse_env_kwargs(_kwargs_for(entry, args.env_kwarg))
         ready = entry.installed() and implemented(entry)
         if not implemented(entry):
             status, counts = "not in this build", "-"
@@ -145,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list environments, extras, splits and task counts")
     listing.add_argument("--no-counts", dest="counts", action="store_false",
                          help="skip making each env to count its tasks")
-    listing.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE")
+    listing.add_argument("--env-kwarg", action="append", default=[], metavar="[ID:]KEY=VALUE",
+                         help="keyword for gym.make, for every env or for ID only (repeatable)")
     listing.set_defaults(handler=command_list)
 
     play = commands.add_parser("play", help="play an environment in the terminal")

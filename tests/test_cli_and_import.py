@@ -47,12 +47,13 @@ def test_list_shows_ids_extras_and_task_counts(capsys, monkeypatch) -> None:
     from sdgym.envs.searchqa.dataset import generated_dataset
 
     monkeypatch.setenv("COLUMNS", "400")
-    assert main(["list", "--env-kwarg", "size=tiny"]) == 0
+    assert main(["list", "--env-kwarg", "SearchQA-v0:size=tiny", "--env-kwarg", "webshop:size=tiny"]) == 0
     out = capsys.readouterr().out
     for env_id in ("ALFWorld-v0", "ScienceWorld-v0", "SearchQA-v0", "WebShop-v0"):
         assert env_id in out
     expected = len(generated_dataset(0, "tiny").questions["test"])
     assert f"test {expected}" in out
+    assert "unexpected keyword" not in out
 
 
 def test_play_runs_an_episode_from_stdin() -> None:
