@@ -94,7 +94,7 @@ def main() -> int:
                               "iqr_outliers", "stddev_outliers", "outliers", "ld15iqr", "hd15iqr",
                               "ops", "total", "iterations", "data")
                  and isinstance(v, (int, float))}
-        lines.append(f"| {name.split('/')[-1]} | {entry['mean']:.6f} | {extra or ''} |")
+        lines.append(f"| {name.removeprefix('benchmarks/')} | {entry['mean']:.6f} | {extra or ''} |")
     (HERE / "RESULTS.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
