@@ -44,8 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--episodes", type=int, default=16, help="tasks per rollout seed")
     parser.add_argument("--seeds", type=int, default=8, help="number of rollout seeds")
     parser.add_argument("--out", default="reports/baselines", help="output folder")
-    parser.add_argument("--env-kwarg", action="append", default=[], metavar="ID:KEY=VALUE",
-                        help="per-env keyword for gym.make, e.g. SearchQA-v0:size=tiny")
+    parser.add_argument("--env-kwarg", action="append", default=[], metavar="[ID:]KEY=VALUE",
+                        help="keyword for gym.make, for every env or for ID only, "
+                             "e.g. SearchQA-v0:size=tiny")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,21 +55,18 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import Progress
     from rich.table import Table
 
-    from sdgym.cli import parse_env_kwargs
+    from sdgym.cli import env_kwargs_for
 
     algos = [a.strip() for a in args.algo.split(",") if a.strip()]
     unknown = [a for a in algos if a not in ALGOS]
     if unknown:
         raise ValueError(f"unknown --algo {unknown}; choose from {sorted(ALGOS)}")
-    available = [e.env_id for e in ENVIRONMENTS if implemented(e) and e.installed()]
+    entries = {e.env_id: e for e in ENVIRONMENTS if implemented(e) and e.installed()}
+    available = list(entries)
     env_ids = args.env or available
     missing = [e for e in env_ids if e not in available]
     if missing:
         raise ValueError(f"not installed or unknown: {missing}; installed: {available}")
-    per_env: dict[str, list[str]] = {}
-    for item in args.env_kwarg:
-        target, _, pair = item.partition(":")
-        per_env.setdefault(target if target.startswith("sdgym/") else f"sdgym/{target}", []).append(pair)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     console = Console()
@@ -78,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     records = []
     with Progress(console=console, transient=True) as progress:
         for env_id in env_ids:
-            kwargs = parse_env_kwargs(per_env.get(env_id, []))
+            kwargs = env_kwargs_for(entries[env_id], args.env_kwarg)
             for algo in algos:
                 task = progress.add_task(f"{env_id} {algo}", total=args.episodes * args.seeds)
                 result = evaluate_policy(

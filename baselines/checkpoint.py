@@ -8,7 +8,6 @@ a kill at any moment leaves the previous complete checkpoint as the latest one.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sdgym.cache import atomic_directory
+from sdgym.cache import atomic_directory, atomic_write_text
 
 LATEST = "latest.json"
 
@@ -42,9 +41,7 @@ def save_checkpoint(run_dir: str | Path, step: int, state: dict[str, Any], keep:
     target = checkpoints / f"step-{step:06d}"
     with atomic_directory(target) as staging:
         torch.save(state, staging / "state.pt")
-    pointer = checkpoints / f".{LATEST}.tmp"
-    pointer.write_text(json.dumps({"step": step, "path": target.name}))
-    os.replace(pointer, checkpoints / LATEST)
+    atomic_write_text(checkpoints / LATEST, json.dumps({"step": step, "path": target.name}))
     finished = sorted(p for p in checkpoints.glob("step-*") if p.is_dir())
     for old in finished[:-keep]:
         shutil.rmtree(old, ignore_errors=True)

@@ -48,8 +48,11 @@ def _task_counts(entry: EnvEntry, kwargs: dict[str, Any]) -> str:
         env.close()
 
 
-def _kwargs_for(entry: EnvEntry, pairs: Sequence[str]) -> list[str]:
-    """The ``KEY=VALUE`` pairs meant for ``entry``: unprefixed ones and ``ID:KEY=VALUE`` ones."""
+def env_kwargs_for(entry: EnvEntry, pairs: Sequence[str]) -> dict[str, Any]:
+    """``gym.make`` kwargs for ``entry`` from ``KEY=VALUE`` (every env) and ``ID:KEY=VALUE`` pairs.
+
+    ``ID`` may be the full id, the short name (``SearchQA-v0``) or the extra (``searchqa``).
+    """
     chosen = []
     for pair in pairs:
         target, sep, rest = pair.partition(":")
@@ -58,7 +61,7 @@ def _kwargs_for(entry: EnvEntry, pairs: Sequence[str]) -> list[str]:
                 chosen.append(rest)
         else:
             chosen.append(pair)
-    return chosen
+    return parse_env_kwargs(chosen)
 
 
 def command_list(args: argparse.Namespace) -> int:
@@ -70,7 +73,7 @@ def command_list(args: argparse.Namespace) -> int:
     for column in ("id", "extra", "installed", "splits (tasks)", "description"):
         table.add_column(column)
     for entry in ENVIRONMENTS:
-        kwargs = parse_env_kwargs(_kwargs_for(entry, args.env_kwarg))
+        kwargs = env_kwargs_for(entry, args.env_kwarg)
         ready = entry.installed() and implemented(entry)
         if not implemented(entry):
             status, counts = "not in this build", "-"

@@ -10,7 +10,6 @@ reported as missing.
 from __future__ import annotations
 
 import json
-import os
 import time
 import tomllib
 import traceback
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdgym.cache import atomic_write_text
 from sdgym.registration import ENVIRONMENTS, implemented
 
 PRESET_DIR = Path(__file__).parent / "presets"
@@ -109,10 +109,7 @@ def plan(preset: BenchmarkPreset) -> tuple[list[Cell], list[str]]:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(f".{path.name}.tmp")
-    staging.write_text(json.dumps(data, indent=2, default=str))
-    os.replace(staging, path)
+    atomic_write_text(path, json.dumps(data, indent=2, default=str))
 
 
 def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:

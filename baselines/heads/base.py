@@ -22,6 +22,8 @@ from typing import Any, ClassVar
 
 import torch
 
+from baselines.grpo import masked_mean
+
 TEACHER_WEIGHTS: tuple[str, ...] = ("current", "frozen", "ema")
 CONTEXT_SOURCES: tuple[str, ...] = ("privileged", "skills", "sibling", "hindsight", "demonstration")
 
@@ -99,12 +101,6 @@ class TeacherHead:
         """Reshape advantages and/or add or replace the loss for this batch."""
         del batch
         return HeadOutput()
-
-
-def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Token-mean of ``values`` over ``mask`` (0 for an empty mask)."""
-    mask = mask.to(values.dtype)
-    return (values * mask).sum() / mask.sum().clamp(min=1.0)
 
 
 # --- shared helpers for the teacher heads (one formula, one place) ---------------------------
