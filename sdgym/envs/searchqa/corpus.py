@@ -1,4 +1,4 @@
-"""Passages: the encyclopedia articles written from a :class:`~.world.World`, and the corpus type.
+"""Passages: the encyclopedia articles written from a :class:`~.world.World` (as a :class:`Corpus`).
 
 Each entity gets an article of one or two passages whose title is the entity's name. Articles
 mention other entities (colleagues, natives of a city, works), so many passages share names and
@@ -8,77 +8,10 @@ states which fact, so questions can cite their supporting passages.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-
 from sdgym.envs.searchqa.world import Entity, World
+from sdgym.retrieval import Corpus, Passage
 
-
-@dataclass(frozen=True)
-class Passage:
-    """One retrievable passage (Search-R1's corpus unit: ``id`` and ``"Title"\\ntext`` contents)."""
-
-    pid: str
-    title: str
-    text: str
-
-    @property
-    def contents(self) -> str:
-        """The passage in Search-R1's JSONL ``contents`` format."""
-        return f'"{self.title}"\n{self.text}'
-
-
-class Corpus:
-    """An ordered collection of passages with lookup by id and a content fingerprint."""
-
-    def __init__(self, passages: Iterable[Passage]) -> None:
-        self.passages: list[Passage] = list(passages)
-        self._index = {passage.pid: i for i, passage in enumerate(self.passages)}
-        if len(self._index) != len(self.passages):
-            raise ValueError("passage ids must be unique")
-        self._fingerprint: str | None = None
-
-    def __len__(self) -> int:
-        return len(self.passages)
-
-    def __iter__(self) -> Iterator[Passage]:
-        return iter(self.passages)
-
-    def __getitem__(self, position: int) -> Passage:
-        return self.passages[position]
-
-    def get(self, pid: str) -> Passage:
-        """Passage with id ``pid`` (KeyError if absent)."""
-        return self.passages[self._index[pid]]
-
-    def position(self, pid: str) -> int:
-        """Row of passage ``pid`` in the corpus."""
-        return self._index[pid]
-
-    def fingerprint(self) -> str:
-        """SHA-256 of ids and contents: the key of on-disk index caches (computed once)."""
-        if self._fingerprint is not None:
-            return self._fingerprint
-        digest = hashlib.sha256()
-        for passage in self.passages:
-            digest.update(passage.pid.encode())
-            digest.update(b"\0")
-            digest.update(passage.contents.encode())
-            digest.update(b"\1")
-        self._fingerprint = digest.hexdigest()[:24]
-        return self._fingerprint
-
-    def write_jsonl(self, path: str | Path) -> Path:
-        """Write the corpus in Search-R1's JSONL format (``id``, ``contents``)."""
-        path = Path(path)
-        with path.open("w", encoding="utf-8") as handle:
-            for passage in self.passages:
-                record = {"id": passage.pid, "contents": passage.contents}
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return path
+__all__ = ["Corpus", "Passage", "write_articles"]
 
 
 def _name(world: World, entity_id: object) -> str:
