@@ -1,4 +1,4 @@
-"""Batched multi-turn rollout: N tasks × G group members in lock-step over a Gymnasium vector env.
+"""Batched multi-turn rollout: N tasks × G group members in lock-step over an env pool.
 
 Each turn, one generation call covers every live episode; episodes end at different times and
 finished sub-envs receive an empty (ignored) command until the whole batch is done. A group is G
@@ -6,6 +6,10 @@ sub-envs reset with the same seed, so they share a task. The result is one :clas
 (episode, turn) — verl-agent style — carrying what training needs: prompt and response ids,
 rollout log-probs, the env outcome, and the privileged info seen at that turn (for teacher heads;
 never in the student prompt).
+
+The sub-envs live in an env pool (:mod:`agents.env_pool`): a Gymnasium vector env in this process
+(``rollout_backend="local"``) or Ray actors (``"ray"``, :mod:`agents.ray_pool`); the engine is the
+same for both.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ import gymnasium as gym
 import numpy as np
 
 from agents.backends.base import PolicyBackend, SamplingParams
+from agents.env_pool import EnvPoolSpec, make_env_pool
 from agents.prompts import PublicTurn, public_turn, student_messages
-from sdgym.wrappers import HidePrivileged, TaggedActions
 
 Renderer = Callable[[list[dict[str, str]]], str]
 
@@ -83,19 +87,6 @@ class RolloutBatch:
         return float(np.mean([e.score for e in self.episodes])) if self.episodes else 0.0
 
 
-def info_at(infos: dict[str, Any], index: int) -> dict[str, Any]:
-    """The info dict of sub-env ``index`` from a vector env's batched info."""
-    single: dict[str, Any] = {}
-    for key, value in infos.items():
-        if key.startswith("_"):
-            continue
-        mask = infos.get(f"_{key}")
-        if mask is not None and not bool(mask[index]):
-            continue
-        single[key] = info_at(value, index) if isinstance(value, dict) else value[index]
-    return single
-
-
 @dataclass
 class RolloutConfig:
     """Which env and how many groups; sampling is passed per call."""
@@ -107,6 +98,12 @@ class RolloutConfig:
     vectorization_mode: str = "sync"
     hide_privileged: bool = False
     max_turns: int | None = None
+    rollout_backend: str = "local"
+    """``"local"`` (a vector env here) or ``"ray"`` (env actors; see :mod:`agents.ray_pool`)."""
+    ray_address: str | None = None
+    """Ray cluster to join (``None``: a local Ray instance)."""
+    ray_num_workers: int = 2
+    """Env actors of the Ray backend."""
 
 
 class RolloutEngine:
@@ -116,23 +113,17 @@ class RolloutEngine:
         self.config = config
         self.backend = backend
         self.render = render
-        wrappers: list[Callable[[gym.Env], gym.Env]] = [TaggedActions]
-        if config.hide_privileged:
-            wrappers.insert(0, HidePrivileged)
         self.num_envs = config.num_groups * config.group_size
-        self.vector = gym.make_vec(
-            config.env_id,
-            num_envs=self.num_envs,
-            vectorization_mode=config.vectorization_mode,
-            wrappers=wrappers,
-            **config.env_kwargs,
-        )
+        spec = EnvPoolSpec(config.env_id, dict(config.env_kwargs), config.hide_privileged,
+                           config.vectorization_mode)
+        self.pool = make_env_pool(spec, self.num_envs, config.rollout_backend,
+                                  config.ray_address, config.ray_num_workers)
         spec_limit = gym.spec(config.env_id).max_episode_steps or 50
         self.max_turns = config.max_turns or int(config.env_kwargs.get("max_episode_steps", spec_limit))
 
     def close(self) -> None:
-        """Close the vector env and every sub-env."""
-        self.vector.close()
+        """Close the env pool and every sub-env."""
+        self.pool.close()
 
     def __enter__(self) -> RolloutEngine:
         return self
@@ -150,13 +141,12 @@ class RolloutEngine:
         batch = RolloutBatch(timings={"generation": 0.0, "env": 0.0})
         started = time.perf_counter()
         env_seeds = [int(seed) for seed in seeds for _ in range(config.group_size)]
-        observations, infos = self.vector.reset(seed=env_seeds, options={"split": split})
+        observations, current = self.pool.reset(env_seeds, {"split": split})
         batch.timings["env"] += time.perf_counter() - started
         tasks = list(observations)
         histories: list[list[tuple[str, str]]] = [[] for _ in range(self.num_envs)]
         live = [True] * self.num_envs
         episode_rows: list[list[TurnRow]] = [[] for _ in range(self.num_envs)]
-        current = [info_at(infos, i) for i in range(self.num_envs)]
         for turn in range(self.max_turns):
             indices = [i for i in range(self.num_envs) if live[i]]
             if not indices:
@@ -175,10 +165,10 @@ class RolloutEngine:
                 actions[i] = generation.text
                 batch.generated_tokens += len(generation.response_ids)
             tick = time.perf_counter()
-            observations, rewards, terminated, truncated, infos = self.vector.step(tuple(actions))
+            observations, rewards, terminated, truncated, infos = self.pool.step(actions)
             batch.timings["env"] += time.perf_counter() - tick
             for i, generation, state in zip(indices, generations, turns):
-                info = info_at(infos, i)
+                info = infos[i]
                 done = bool(terminated[i] or truncated[i]) or turn + 1 == self.max_turns
                 episode_rows[i].append(TurnRow(
                     group_id=i // config.group_size, traj_id=i, turn=turn,

@@ -19,9 +19,13 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ["SDGYM_CACHE"] = str(tmp_path_factory.mktemp("sdgym-cache"))
 
 
+ORPHAN_NAMES = ("java", "chrom", "raylet", "gcs_server", "ray::")
+"""Process-name fragments of servers the tests start and must stop."""
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_orphan_processes():
-    """After the whole session, no JVM or browser started by the tests may still run."""
+    """After the whole session, no JVM, browser or Ray process started by the tests may still run."""
     yield
     import gc
 
@@ -31,7 +35,7 @@ def _no_orphan_processes():
     leftover = [
         child.name()
         for child in psutil.Process(os.getpid()).children(recursive=True)
-        if child.is_running() and any(n in child.name().lower() for n in ("java", "chrom"))
+        if child.is_running() and any(n in child.name().lower() for n in ORPHAN_NAMES)
     ]
     assert not leftover, f"processes left running after the tests: {leftover}"
 

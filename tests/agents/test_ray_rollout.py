@@ -1,0 +1,112 @@
+"""Ray env pool: same rows as the local pool for the same seeds, dead actors replaced and replayed."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("transformers")
+ray = pytest.importorskip("ray")
+
+from agent_fixtures import shared_hf_backend  # noqa: E402
+
+from agents.backends.base import SamplingParams, render_chat  # noqa: E402
+from agents.env_pool import EnvPoolSpec, VectorEnvPool, make_env_pool  # noqa: E402
+from agents.ray_pool import RayEnvPool, split_sizes  # noqa: E402
+from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine  # noqa: E402
+
+SEARCHQA = "sdgym/SearchQA-v0"
+TINY = {"size": "tiny"}
+SAMPLING = SamplingParams(max_new_tokens=16, temperature=1.0, seed=3)
+
+
+def _rollout(rollout_backend: str, workers: int = 3, on_step=None) -> tuple[RolloutBatch, int]:
+    """Two groups of two on tiny Search-QA; ``on_step(pool, call_number)`` runs before each step."""
+    backend = shared_hf_backend()
+    config = RolloutConfig(SEARCHQA, dict(TINY), num_groups=2, group_size=2, max_turns=3,
+                           rollout_backend=rollout_backend, ray_num_workers=workers)
+    with RolloutEngine(config, backend, lambda m: render_chat(backend.tokenizer, m)) as engine:
+        if on_step is not None:
+            step, calls = engine.pool.step, []
+
+            def hooked(actions):
+                calls.append(actions)
+                on_step(engine.pool, len(calls))
+                return step(actions)
+
+            engine.pool.step = hooked
+        batch = engine.collect([5, 6], SAMPLING)
+        return batch, getattr(engine.pool, "replacements", 0)
+
+
+@pytest.fixture(scope="module")
+def local_batch() -> RolloutBatch:
+    return _rollout("local")[0]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A local two-CPU Ray instance for this module, always shut down afterwards."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def test_split_sizes_cover_every_env_once() -> None:
+    assert split_sizes(4, 3) == [2, 1, 1]
+    assert split_sizes(8, 2) == [4, 4]
+    assert sum(split_sizes(7, 4)) == 7
+
+
+def test_unknown_rollout_backend_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="rollout_backend"):
+        make_env_pool(EnvPoolSpec(SEARCHQA, dict(TINY)), 2, rollout_backend="spark")
+    with pytest.raises(ValueError, match="at least one"):
+        VectorEnvPool(EnvPoolSpec(SEARCHQA, dict(TINY)), 0)
+
+
+@pytest.mark.slow
+def test_pool_that_started_ray_shuts_it_down() -> None:
+    if ray.is_initialized():
+        pytest.skip("Ray already running in this process")
+    with RayEnvPool(EnvPoolSpec(SEARCHQA, dict(TINY)), 2, num_workers=1, num_cpus=1) as pool:
+        observations, infos = pool.reset([1, 2], {"split": "train"})
+        assert len(observations) == len(infos) == 2
+    assert not ray.is_initialized()
+
+
+@pytest.mark.slow
+def test_ray_rollout_gives_the_local_rows(ray_cluster, local_batch) -> None:
+    batch, replacements = _rollout("ray", workers=3)  # uneven slices: 2 + 1 + 1 sub-envs
+    assert replacements == 0
+    assert len(batch.rows) == len(local_batch.rows) > 4
+    assert batch.rows == local_batch.rows  # ids, log-probs, rewards, done flags, privileged info
+    assert batch.episodes == local_batch.episodes
+
+
+@pytest.mark.slow
+def test_killed_actor_is_replaced_and_its_episodes_replayed(ray_cluster, local_batch) -> None:
+    def kill_first_worker(pool, call):
+        if call == 2:
+            ray_cluster.kill(pool.workers[0])
+
+    batch, replacements = _rollout("ray", workers=2, on_step=kill_first_worker)
+    assert replacements == 1
+    assert batch.rows == local_batch.rows  # nothing lost, nothing duplicated
+    assert sorted(e.traj_id for e in batch.episodes) == [0, 1, 2, 3]
+
+
+@pytest.mark.slow
+def test_ray_pool_rejects_bad_input(ray_cluster) -> None:
+    with RayEnvPool(EnvPoolSpec(SEARCHQA, dict(TINY)), 2, num_workers=2) as pool:
+        with pytest.raises(RuntimeError, match="reset"):
+            pool.step(["a", "b"])
+        with pytest.raises(ValueError, match="seeds"):
+            pool.reset([1])
+        pool.reset([1, 2])
+        with pytest.raises(ValueError, match="actions"):
+            pool.step(["only one"])
+    with pytest.raises(RuntimeError, match="could not start Ray env workers"):
+        RayEnvPool(EnvPoolSpec(SEARCHQA, {"size": "gigantic"}), 2, num_workers=1)
+    assert ray_cluster.is_initialized()  # a failed pool does not shut down the caller's Ray
