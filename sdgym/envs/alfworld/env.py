@@ -19,6 +19,8 @@ Example:
 Kwargs of ``gym.make``:
     data_path: a folder of ALFWorld game folders (``game.tw-pddl`` or ``initial_state.pddl`` +
         ``traj_data.json``), used for every split; or a dict ``{split: folder}``.
+    size: ``"full"`` (default: the rooms of each split) or ``"small"`` (every split's rooms
+        reduced to <= 6 receptacles and 3 distractor types, games generate in ~1 s; for tests).
     fast: memoise TextWorld's text generator (:mod:`.speedups`; identical trajectories).
     privileged, render_mode: see :class:`~sdgym.core.TextEnv`.
 
@@ -41,7 +43,7 @@ from sdgym.envs.alfworld.engine import reset_game, start_game
 from sdgym.envs.alfworld.expert import Expert
 from sdgym.envs.alfworld.game_io import GameFiles, find_game_folders, read_game
 from sdgym.envs.alfworld.generator import load_generated
-from sdgym.envs.alfworld.splits import ALIASES, SPLITS, canonical_split
+from sdgym.envs.alfworld.splits import ALIASES, SPLITS, canonical_split, split_config
 
 
 class ALFWorldEnv(TextEnv):
@@ -53,12 +55,15 @@ class ALFWorldEnv(TextEnv):
         self,
         *,
         data_path: str | Path | dict[str, str | Path] | None = None,
+        size: str = "full",
         fast: bool = True,
         privileged: bool = True,
         render_mode: str | None = None,
     ) -> None:
         super().__init__(privileged=privileged, render_mode=render_mode)
         self.fast = bool(fast)
+        split_config("train", size)  # rejects an unknown size
+        self.size = size
         self._folders: dict[str, list[Path]] | None = None
         if data_path is not None:
             paths = (
@@ -86,9 +91,13 @@ class ALFWorldEnv(TextEnv):
             if self._folders is not None:
                 self._files = read_game(self._folders[key[0]][task_index])
             else:
-                self._files = load_generated(*key)
+                self._files = load_generated(*key, size=self.size)
             self._game = start_game(self._files.game, fast=self.fast)
-            self._expert = Expert(self._files.walkthrough)
+            self._expert = Expert(
+                self._files.walkthrough,
+                self._files.task_type,
+                self._files.traj.get("pddl_params", {}),
+            )
             self._loaded_key = key
         assert self._expert is not None
         self._expert.reset()
@@ -118,7 +127,7 @@ class ALFWorldEnv(TextEnv):
 
     def _privileged_info(self) -> dict[str, Any]:
         assert self._files is not None and self._expert is not None
-        plan = self._expert.plan(self._game.unwrapped)
+        plan = self._expert.plan(self._game.unwrapped, self._admissible_actions())
         params = dict(self._files.traj.get("pddl_params", {}))
         goal = {"task_type": self._files.task_type, "pddl_params": params}
         return {
@@ -135,7 +144,7 @@ class ALFWorldEnv(TextEnv):
     def expert_plan(self) -> list[str]:
         """Commands that solve the current task from the current state."""
         assert self._expert is not None
-        return self._expert.plan(self._game.unwrapped)
+        return self._expert.plan(self._game.unwrapped, self._admissible_actions())
 
     def _close_game(self) -> None:
         if self._game is not None:

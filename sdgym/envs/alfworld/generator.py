@@ -1,10 +1,17 @@
 """Generate ALFWorld games (upstream file format) for ``(split, index)``, lazily and cached.
 
-:func:`build_game` draws a scene (:mod:`.scene`), writes its PDDL problem (:mod:`.problem`),
-loads it on TextWorld's PDDL engine, asks fast-downward for a plan, replays the plan and keeps
-the game only if the replay wins; the plan is stored as ``walkthrough``. :func:`game_folder`
-returns ``$SDGYM_CACHE/alfworld/v<version>/<split>/<index>``, generating it under a file lock the
-first time (a few seconds). Generation is deterministic: the same bytes on every run.
+:func:`build_game` draws a scene (:mod:`.scene`) and writes its PDDL problem (:mod:`.problem`).
+fast-downward plans on the scene's task view (:func:`~.scene.task_view`: only the entities the
+task needs, so the blind search stays small in any room), in a forked child under a memory cap
+(:mod:`.capped`); the plan is then replayed on the whole game on TextWorld's PDDL engine and the
+game is kept only if the replay wins. The plan is stored as ``walkthrough``. A draw whose room
+cannot host the task, whose planning exceeds its cap, or whose plan does not win is *redrawn*:
+the next candidate spec of :func:`~.splits.task_specs` (a fixed sub-seed sequence), so every
+index gets a game and the choice is the same on every machine.
+
+:func:`game_folder` returns ``$SDGYM_CACHE/alfworld/v<version>[-small]/<split>/<index>``,
+generating it under a file lock the first time (a few seconds) and writing it atomically (a
+crash leaves no half-written entry). Generation is deterministic: the same bytes on every run.
 """
 
 from __future__ import annotations
@@ -13,22 +20,32 @@ from pathlib import Path
 from typing import Any
 
 from sdgym.cache import atomic_directory, cache_dir, file_lock
+from sdgym.envs.alfworld.capped import PlanLimits, PlanningLimitExceeded, run_capped
 from sdgym.envs.alfworld.engine import reset_game, start_game
 from sdgym.envs.alfworld.game_io import GAME_FILE, GameFiles, game_logic, read_game, write_game
 from sdgym.envs.alfworld.layouts import floor_plan
 from sdgym.envs.alfworld.problem import pddl_problem
-from sdgym.envs.alfworld.scene import SceneError, sample_scene
-from sdgym.envs.alfworld.splits import GENERATOR_VERSION, TaskSpec, canonical_split, task_specs
+from sdgym.envs.alfworld.scene import Scene, SceneError, sample_scene, task_view
+from sdgym.envs.alfworld.splits import (
+    GENERATOR_VERSION,
+    TaskSpec,
+    canonical_split,
+    split_config,
+    task_specs,
+)
+
+PLAN_LIMITS = PlanLimits()
+"""Cap of one generation-time planner call (module attribute so tests can shrink it)."""
 
 
 class GenerationError(RuntimeError):
     """No candidate spec of a task index produced a solvable game."""
 
 
-def game_from_spec(spec: TaskSpec) -> GameFiles:
-    """The unverified game of one spec (raises :class:`SceneError` if the room can't host it)."""
+def scene_from_spec(spec: TaskSpec) -> Scene:
+    """The scene of one spec (raises :class:`SceneError` if the room can't host the task)."""
     config = spec.config
-    scene = sample_scene(
+    return sample_scene(
         floor_plan(spec.floor_plan),
         spec.task_type,
         spec.seed,
@@ -36,14 +53,30 @@ def game_from_spec(spec: TaskSpec) -> GameFiles:
         max_distractor_types=config.max_distractor_types,
         max_instances=config.max_instances,
     )
+
+
+def game_name(spec: TaskSpec) -> str:
+    """PDDL problem name and ``task_id`` of a spec's game."""
+    suffix = "" if spec.size == "full" else f"_{spec.size}"
+    return f"sdgym_{spec.split}_{spec.index}{suffix}"
+
+
+def scene_game(scene: Scene, name: str) -> dict[str, Any]:
+    """The ``game.tw-pddl`` document of a scene (unverified, no walkthrough)."""
     domain, grammar = game_logic()
-    name = f"sdgym_{spec.split}_{spec.index}"
-    game = {
+    return {
         "pddl_domain": domain,
         "pddl_problem": pddl_problem(scene, name),
         "grammar": grammar.replace("UNKNOWN GOAL", scene.goal_template),
         "solvable": False,
     }
+
+
+def game_from_spec(spec: TaskSpec) -> GameFiles:
+    """The unverified game of one spec (raises :class:`SceneError` if the room can't host it)."""
+    scene = scene_from_spec(spec)
+    name = game_name(spec)
+    game = scene_game(scene, name)
     traj = {
         "task_id": name,
         "task_type": scene.task_type,
@@ -56,59 +89,103 @@ def game_from_spec(spec: TaskSpec) -> GameFiles:
         "turk_annotations": {
             "anns": [{"task_desc": scene.goal_template[:1].upper() + scene.goal_template[1:] + "."}]
         },
-        "sdgym": {"split": spec.split, "index": spec.index, "generator_version": GENERATOR_VERSION},
+        "sdgym": {
+            "split": spec.split,
+            "index": spec.index,
+            "size": spec.size,
+            "attempt": spec.attempt,
+            "generator_version": GENERATOR_VERSION,
+        },
     }
     return GameFiles(game, traj)
 
 
-def solve(game: dict[str, Any]) -> list[str] | None:
-    """The planner's walkthrough if replaying it wins the game, else ``None``.
+def plan_task(env: Any, view_game: dict[str, Any], limits: PlanLimits) -> list[str]:
+    """fast-downward's plan for ``view_game`` (a task view of ``env``'s game), as ``env``'s commands.
 
-    A game already won at reset (goal true in the initial state) counts as unsolvable."""
-    env = start_game(game, walkthrough=True)
+    Runs in a capped child (:func:`~.capped.run_capped`); ``[]`` if the planner finds no plan.
+    Commands name entities as ``env`` displays them (its own numbering of "cabinet 3")."""
+    names = env.unwrapped._entity_infos
+
+    def search() -> list[str]:
+        view = start_game(view_game)
+        try:
+            reset_game(view)
+            return list(view.unwrapped._pddl_state.replan(names))
+        finally:
+            view.close()
+
+    return run_capped(search, limits)
+
+
+def replay_wins(env: Any, walkthrough: list[str]) -> bool:
+    """Whether ``walkthrough`` wins ``env``'s game from reset, each command admissible when played.
+
+    A game already won at reset (goal true in the initial state) does not count."""
+    state = reset_game(env)
+    if state["won"] or not walkthrough:
+        return False
+    for command in walkthrough:
+        if command not in state["admissible_commands"]:
+            return False
+        state, _, _ = env.step(command)
+    return bool(state["won"])
+
+
+def solve(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | None:
+    """The verified game of ``spec`` with its walkthrough, or ``None`` (the caller redraws).
+
+    Raises :class:`SceneError` if the room can't host the task."""
+    scene = scene_from_spec(spec)
+    files = game_from_spec(spec)
+    view_game = scene_game(task_view(scene), game_name(spec))
+    env = start_game(files.game)
     try:
-        state = reset_game(env)
-        if state["won"]:
+        try:
+            walkthrough = plan_task(env, view_game, limits or PLAN_LIMITS)
+        except PlanningLimitExceeded:
             return None
-        walkthrough = list(state["extra.walkthrough"] or [])
-        for command in walkthrough:
-            if command not in state["admissible_commands"]:
-                return None
-            state, _, _ = env.step(command)
-        return walkthrough if state["won"] else None
+        if not replay_wins(env, walkthrough):
+            return None
     finally:
         env.close()
+    return GameFiles({**files.game, "solvable": True, "walkthrough": walkthrough}, files.traj)
 
 
-def build_game(split: str, index: int) -> GameFiles:
+def build_game(split: str, index: int, size: str = "full") -> GameFiles:
     """Generate and verify the game of ``(split, index)`` (deterministic)."""
-    for spec in task_specs(split, index):
+    for spec in task_specs(split, index, size):
         try:
-            files = game_from_spec(spec)
+            files = solve(spec)
         except SceneError:
             continue
-        walkthrough = solve(files.game)
-        if walkthrough:
-            game = {**files.game, "solvable": True, "walkthrough": walkthrough}
-            return GameFiles(game, files.traj)
-    raise GenerationError(f"no solvable game for {split!r} task {index}")
+        if files is not None:
+            return files
+    raise GenerationError(f"no solvable game for {split!r} task {index} ({size} rooms)")
 
 
-def game_folder(split: str, index: int) -> Path:
+def cache_root(split: str, size: str = "full") -> Path:
+    """Cache folder of one split's generated games."""
+    split_config(split, size)  # validates both
+    version = f"v{GENERATOR_VERSION}" + ("" if size == "full" else f"-{size}")
+    return cache_dir("alfworld", version, canonical_split(split))
+
+
+def game_folder(split: str, index: int, size: str = "full") -> Path:
     """Folder of the game for ``(split, index)``, generated on first use and cached."""
     split = canonical_split(split)
-    root = cache_dir("alfworld", f"v{GENERATOR_VERSION}", split)
+    root = cache_root(split, size)
     folder = root / f"{index:05d}"
     if (folder / GAME_FILE).exists():
         return folder
     with file_lock(root / f".{index:05d}.lock"):
         if not (folder / GAME_FILE).exists():
-            files = build_game(split, index)
+            files = build_game(split, index, size)
             with atomic_directory(folder) as staging:
                 write_game(staging, files)
     return folder
 
 
-def load_generated(split: str, index: int) -> GameFiles:
+def load_generated(split: str, index: int, size: str = "full") -> GameFiles:
     """The game files of ``(split, index)`` (generating them if needed)."""
-    return read_game(game_folder(split, index))
+    return read_game(game_folder(split, index, size))

@@ -9,7 +9,7 @@ It is pure Python on the wheel's constants; :mod:`.problem` writes the scene as 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from sdgym.envs.alfworld.layouts import FloorPlan, Receptacle
@@ -244,3 +244,24 @@ def sample_scene(
         goal_template=description,
         pddl_params=params,
     )
+
+
+def task_view(scene: Scene) -> Scene:
+    """``scene`` reduced to what its task needs, for planning: the target objects and lamp, the
+    receptacles holding them, the task's appliances and one receptacle of the goal type (an
+    always-open one if any). A plan for this view is a plan for the whole scene (every room
+    entity keeps its id), and its search space stays small in any room."""
+    from alfworld.gen import constants
+
+    kept_types = {scene.object_target, scene.toggle_target} - {""}
+    objects = tuple(o for o in scene.objects if o.type_name in kept_types)
+    needed = {o.receptacle for o in objects}
+    appliance = _APPLIANCE[scene.task_type][0] if scene.task_type in _APPLIANCE else ""
+    needed |= {r for r in scene.receptacles if r.type_name == appliance}
+    parents = [r for r in scene.receptacles if r.type_name == scene.parent_target]
+    if parents:
+        needed.add(
+            min(parents, key=lambda r: (r.type_name in constants.OPENABLE_CLASS_SET, r.object_id))
+        )
+    receptacles = tuple(r for r in scene.receptacles if r in needed)
+    return replace(scene, receptacles=receptacles, objects=objects)

@@ -13,6 +13,10 @@ template string) and in ``copy.deepcopy`` of symbols and contexts. This module p
   leaves (``EntityInfo``, ``Variable``, ``Placeholder``, strings), which derivation never
   mutates, shared.
 
+It also memoises ``fast_downward.pddl2sas`` (the PDDL -> SAS translator, run twice by every
+``load`` and again by every ``reset``: seconds on a large room) per ``(domain, problem,
+options)``; TextWorld only reads the translated task.
+
 :func:`set_enabled` switches the patch on and off; ``tests/envs/alfworld`` checks that whole
 trajectories (observations and admissible commands) are byte-identical either way.
 """
@@ -70,6 +74,11 @@ class _MemoRule:
         return _ORIGINALS["Rule"].parse_conjunctive_query(expression)
 
 
+@lru_cache(maxsize=16)
+def _memo_pddl2sas(domain: str, problem: str, verbose: bool = False, optimize: bool = False) -> Any:
+    return _ORIGINALS["pddl2sas"](domain, problem, verbose=verbose, optimize=optimize)
+
+
 @lru_cache(maxsize=8192)
 def _parsed(text: str, rule_name: str, trace: bool) -> Any:
     return _ORIGINALS["_parse_and_convert"](text, rule_name=rule_name, trace=trace)
@@ -81,6 +90,7 @@ def _memo_parse_and_convert(text: str, rule_name: str = "symbols", trace: bool =
 
 def set_enabled(enabled: bool) -> None:
     """Install (``True``) or remove (``False``) the memoisation; idempotent."""
+    import fast_downward
     from textworld.envs.pddl import textgen
 
     if not _ORIGINALS:
@@ -88,15 +98,18 @@ def set_enabled(enabled: bool) -> None:
             _parse_and_convert=textgen._parse_and_convert,
             deepcopy=textgen.deepcopy,
             Rule=textgen.Rule,
+            pddl2sas=fast_downward.pddl2sas,
         )
     if enabled:
         textgen._parse_and_convert = _memo_parse_and_convert
         textgen.deepcopy = _fast_deepcopy
         textgen.Rule = _MemoRule
+        fast_downward.pddl2sas = _memo_pddl2sas
     else:
         textgen._parse_and_convert = _ORIGINALS["_parse_and_convert"]
         textgen.deepcopy = _ORIGINALS["deepcopy"]
         textgen.Rule = _ORIGINALS["Rule"]
+        fast_downward.pddl2sas = _ORIGINALS["pddl2sas"]
 
 
 def enabled() -> bool:
