@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -25,7 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from sdgym.cache import atomic_directory, cache_dir, file_lock
+
+_WORD = re.compile(r"(?u)\b\w\w+\b")
+"""bm25s's default token pattern: words of two or more word characters."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +130,10 @@ class BM25Retriever:
     def __init__(self, corpus: Corpus, index_dir: str | Path | None = None) -> None:
         import bm25s
         import Stemmer
+        from bm25s.stopwords import STOPWORDS_EN
 
         self.corpus = corpus
+        self._stopwords = frozenset(STOPWORDS_EN)
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")
         target = Path(index_dir) if index_dir else cache_dir("retrieval", "bm25", corpus.fingerprint())
@@ -140,6 +148,14 @@ class BM25Retriever:
             texts, stopwords="en", stemmer=self._stemmer, return_ids=False, show_progress=False
         )
 
+    def query_tokens(self, query: str) -> list[str]:
+        """The indexed terms of ``query``: bm25s's tokenization (lower-case, ``\\w\\w+`` words,
+        English stop words dropped, Snowball-stemmed) without its per-call overhead, keeping only
+        terms in the index vocabulary."""
+        words = [word for word in _WORD.findall(query.lower()) if word not in self._stopwords]
+        vocabulary = self._model.vocab_dict
+        return [term for term in self._stemmer.stemWords(words) if term in vocabulary]
+
     def _build(self, target: Path) -> None:
         model = self._bm25s.BM25(k1=0.9, b=0.4, method="lucene")
         tokens = self._tokenize([passage.contents for passage in self.corpus])
@@ -147,29 +163,37 @@ class BM25Retriever:
         with atomic_directory(target) as staging:
             model.save(str(staging), show_progress=False)
 
-    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Hit]]:
-        vocabulary = self._model.vocab_dict
-        tokenized = [
-            [token for token in tokens if token in vocabulary]
-            for tokens in self._tokenize([str(query) for query in queries])
-        ]
-        results: list[list[Hit]] = [[] for _ in queries]
-        live = [i for i, tokens in enumerate(tokenized) if tokens]
-        if not live:
-            return results
-        k = max(1, min(int(k), len(self.corpus)))
-        documents, scores = self._model.retrieve(
-            [tokenized[i] for i in live], k=k, show_progress=False, n_threads=1
-        )
-        for row, i in enumerate(live):
-            for position, score in zip(documents[row], scores[row]):
-                if score > 0:
-                    passage = self.corpus[int(position)]
-                    results[i].append(Hit(passage.pid, passage.title, passage.text, float(score)))
-        return results
-
     def search(self, query: str, k: int = 3) -> list[Hit]:
-        return self.batch_search([query], k)[0]
+        tokens = self.query_tokens(str(query))
+        if not tokens:
+            return []
+        scores = self._model.get_scores(tokens)
+        hits = []
+        for position in top_k_positions(scores, int(k)):
+            if scores[position] > 0:
+                passage = self.corpus[int(position)]
+                hits.append(Hit(passage.pid, passage.title, passage.text, float(scores[position])))
+        return hits
+
+    def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Hit]]:
+        # one query at a time: bm25s' batched ``retrieve`` starts a thread pool per call, which
+        # costs more than scoring (and would order ties differently from ``search``)
+        return [self.search(str(query), k) for query in queries]
+
+
+def top_k_positions(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` highest ``scores``, best first; ties in position order.
+
+    Example:
+        >>> top_k_positions(np.array([1.0, 3.0, 1.0, 3.0]), 3).tolist()
+        [1, 3, 0]
+    """
+    k = max(0, min(int(k), len(scores)))
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    threshold = scores[np.argpartition(-scores, k - 1)[k - 1]]
+    candidates = np.flatnonzero(scores >= threshold)
+    return candidates[np.lexsort((candidates, -scores[candidates]))][:k]
 
 
 class LuceneRetriever:

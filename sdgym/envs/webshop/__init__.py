@@ -7,7 +7,7 @@ Modules, one job each:
 - :mod:`~sdgym.envs.webshop.loaders` -- upstream files (or generated data) -> :class:`Catalog`;
 - :mod:`~sdgym.envs.webshop.goals` -- goals from instructions: price ceilings and splits;
 - :mod:`~sdgym.envs.webshop.catalog` -- the generated catalogue by size, memoised and cached;
-- :mod:`~sdgym.envs.webshop.search` -- BM25 product search (top 50);
+- :mod:`~sdgym.envs.webshop.search` -- product search through :mod:`sdgym.retrieval` (top 50);
 - :mod:`~sdgym.envs.webshop.reward` -- WebShop's purchase reward, factor by factor;
 - :mod:`~sdgym.envs.webshop.state`, :mod:`~sdgym.envs.webshop.pages`,
   :mod:`~sdgym.envs.webshop.engine` -- session state, pages and their renderings, transitions;

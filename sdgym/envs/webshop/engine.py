@@ -43,13 +43,18 @@ from sdgym.envs.webshop.pages import (
 )
 from sdgym.envs.webshop.reward import purchase_reward
 from sdgym.envs.webshop.schema import Catalog
-from sdgym.envs.webshop.search import SearchIndex
+from sdgym.envs.webshop.search import ProductSearch
 from sdgym.envs.webshop.state import DONE, ITEM, RESULTS, SEARCH, SUB_PAGE, ShopState
 
 SEARCH_TEMPLATE = "search[<query>]"
 """How the search bar appears among admissible actions: any ``search[...]`` text is accepted."""
 
 _ACTION = re.compile(r"^([A-Za-z_]+)\s*\[(.*)\]$", re.DOTALL)
+
+
+def search_keywords(argument: str) -> tuple[str, ...]:
+    """The keywords a ``search[argument]`` runs: lower-cased and split on whitespace (upstream)."""
+    return tuple(argument.lower().split())
 
 
 def parse_action(command: str) -> tuple[str, str]:
@@ -75,7 +80,7 @@ class ShopEngine:
         show_attrs: offer the ``Attributes`` sub page on item pages (upstream ``show_attrs``).
     """
 
-    def __init__(self, catalog: Catalog, index: SearchIndex, show_attrs: bool = False) -> None:
+    def __init__(self, catalog: Catalog, index: ProductSearch, show_attrs: bool = False) -> None:
         self.catalog = catalog
         self.index = index
         self.show_attrs = show_attrs
@@ -110,7 +115,7 @@ class ShopEngine:
     def _search(self, state: ShopState, argument: str) -> ShopState:
         if state.page != SEARCH:
             raise InvalidAction("there is no search bar on this page; click[back to search] first")
-        keywords = tuple(argument.lower().split())
+        keywords = search_keywords(argument)
         if not keywords:
             raise InvalidAction("search[...] needs keywords, e.g. search[red running shoes]")
         return replace(

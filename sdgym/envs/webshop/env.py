@@ -29,7 +29,14 @@ Kwargs of ``gym.make`` (all optional):
         (headless Chromium on the WebShop Flask site, see :mod:`sdgym.envs.webshop.browser`;
         needs ``sdgym[browser]`` and Debian's ``chromium chromium-driver``). Both modes take the
         same commands and give the same observations, rewards and info.
+    search_backend: the retriever behind the search bar, ``"bm25"`` (bm25s, default) or
+        ``"lucene"`` (pyserini, upstream's engine); see :mod:`sdgym.envs.webshop.search`.
     privileged, render_mode: see :class:`~sdgym.core.TextEnv`.
+
+Splits (``reset(options={"split": ...})``): ``train``, ``val``, ``test`` (about 80/10/10, see
+:mod:`sdgym.envs.webshop.goals`), and the curriculum subsets ``easy_train`` / ``easy_val`` of
+``train`` / ``val``: goals that ``search[<instruction>]``, ``click[<first result>]``,
+``click[buy now]`` wins (see :mod:`sdgym.envs.webshop.curriculum`).
 
 Info: the public keys of DESIGN.md §2. ``admissible_actions`` lists ``search[<query>]`` where
 the page has a search bar (any query text is accepted in its place) and ``click[name]`` for
@@ -47,13 +54,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sdgym.core import EngineStep, InvalidAction, TextEnv
 from sdgym.envs.webshop.catalog import generated_catalog
+from sdgym.envs.webshop.curriculum import EASY_SPLITS, easy_splits
 from sdgym.envs.webshop.engine import ShopEngine
 from sdgym.envs.webshop.expert import Expert
 from sdgym.envs.webshop.loaders import load_upstream
 from sdgym.envs.webshop.pages import OBSERVATION_MODES
 from sdgym.envs.webshop.reward import goal_option_values
 from sdgym.envs.webshop.schema import Catalog
-from sdgym.envs.webshop.search import SearchIndex
+from sdgym.envs.webshop.search import DEFAULT_BACKEND, ProductSearch
 from sdgym.envs.webshop.state import DONE, ShopState
 
 if TYPE_CHECKING:
@@ -63,15 +71,18 @@ MODES: tuple[str, ...] = ("text", "browser")
 
 
 @lru_cache(maxsize=4)
-def _generated(size: str, seed: int) -> tuple[Catalog, SearchIndex]:
+def _generated(
+    size: str, seed: int, backend: str = DEFAULT_BACKEND
+) -> tuple[Catalog, ProductSearch]:
     catalog = generated_catalog(size, seed)
-    return catalog, SearchIndex(catalog.products)
+    return catalog, ProductSearch(catalog.products, backend)
 
 
 class WebShopEnv(TextEnv):
     """WebShop over a generated (or upstream) catalogue; see the module docstring."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    splits: ClassVar[tuple[str, ...]] = ("train", "val", "test", *EASY_SPLITS)
 
     def __init__(
         self,
@@ -85,6 +96,7 @@ class WebShopEnv(TextEnv):
         observation_mode: str = "text",
         show_attrs: bool = False,
         mode: str = "text",
+        search_backend: str = DEFAULT_BACKEND,
         privileged: bool = True,
         render_mode: str | None = None,
     ) -> None:
@@ -105,12 +117,13 @@ class WebShopEnv(TextEnv):
                 seed=catalog_seed,
                 num_products=num_products,
             )
-            index = SearchIndex(catalog.products)
+            index = ProductSearch(catalog.products, search_backend)
         else:
-            catalog, index = _generated(size, int(catalog_seed))
+            catalog, index = _generated(size, int(catalog_seed), search_backend)
         self.catalog = catalog
         self.observation_mode = observation_mode
         self.engine = ShopEngine(catalog, index, show_attrs=show_attrs)
+        self._easy: dict[str, list[dict[str, Any]]] | None = None
         self._goal: dict[str, Any] | None = None
         self._state = ShopState()
         self._expert: Expert | None = None
@@ -123,12 +136,20 @@ class WebShopEnv(TextEnv):
             self._browser = BrowserShop(self.engine)
 
     # ------------------------------------------------------------------ hooks
+    def goals(self, split: str) -> list[dict[str, Any]]:
+        """The goals of ``split``, in task-index order (easy splits made on first use)."""
+        if split in EASY_SPLITS:
+            if self._easy is None:
+                self._easy = easy_splits(self.catalog, self.engine.index)
+            return self._easy[split]
+        return self.catalog.goals_by_split.get(split, [])
+
     def task_count(self, split: str) -> int:
         """Number of goals in ``split``."""
-        return len(self.catalog.goals_by_split.get(split, ()))
+        return len(self.goals(split))
 
     def _start_task(self, split: str, task_index: int) -> str:
-        self._goal = self.catalog.goals_by_split[split][task_index]
+        self._goal = self.goals(split)[task_index]
         self._state = ShopState()
         self._expert = None
         self._plans = {}

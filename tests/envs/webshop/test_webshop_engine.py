@@ -7,14 +7,14 @@ import pytest
 from sdgym.core import InvalidAction
 from sdgym.envs.webshop.catalog import generated_catalog
 from sdgym.envs.webshop.engine import SEARCH_TEMPLATE, ShopEngine, parse_action
-from sdgym.envs.webshop.search import SearchIndex
+from sdgym.envs.webshop.search import ProductSearch
 from sdgym.envs.webshop.state import DONE, ITEM, RESULTS, SUB_PAGE, ShopState
 
 
 @pytest.fixture(scope="module")
 def engine() -> ShopEngine:
     catalog = generated_catalog("tiny")
-    return ShopEngine(catalog, SearchIndex(catalog.products), show_attrs=True)
+    return ShopEngine(catalog, ProductSearch(catalog.products), show_attrs=True)
 
 
 @pytest.fixture(scope="module")
