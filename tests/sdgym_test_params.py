@@ -9,7 +9,7 @@ FAST_KWARGS: dict[str, dict] = {
     "sdgym/SearchQA-v0": {"size": "tiny"},
     "sdgym/WebShop-v0": {"size": "tiny"},
     "sdgym/ScienceWorld-v0": {"task_names": ["chemistry-mix"]},
-    "sdgym/ALFWorld-v0": {},
+    "sdgym/ALFWorld-v0": {"size": "small"},
 }
 """Keyword arguments that make each env small enough for unit tests."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -13,6 +14,7 @@ import gymnasium as gym  # noqa: E402
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 import sdgym  # noqa: E402, F401
+from sdgym.envs.alfworld import expert as expert_module  # noqa: E402
 from sdgym.envs.alfworld.env import ALFWorldEnv  # noqa: E402
 from sdgym.envs.alfworld.game_io import GAME_FILE, TRAJ_FILE, read_game  # noqa: E402
 from sdgym.envs.alfworld.generator import game_folder  # noqa: E402
@@ -136,3 +138,51 @@ def test_loader_reads_official_layout(tmp_path) -> None:
     finally:
         env.close()
     assert not (trial / GAME_FILE).exists()
+
+
+def _deviate_then_follow_expert(env: ALFWorldEnv, split: str, index: int, seed: int) -> dict:
+    """Random admissible commands, then the expert's action each step; the final info."""
+    rng = random.Random(seed)
+    _, info = env.reset(options={"split": split, "task_index": index})
+    terminated, steps = False, 0
+    for _ in range(rng.randint(2, 8)):
+        _, _, terminated, _, info = env.step(rng.choice(info["admissible_actions"]))
+        steps += 1
+        if terminated:
+            return info
+    while not terminated and steps < 50 and info["privileged"]["expert_action"]:
+        assert info["privileged"]["expert_action"] in info["admissible_actions"]
+        _, _, terminated, _, info = env.step(info["privileged"]["expert_action"])
+        steps += 1
+    return info
+
+
+@pytest.mark.slow
+def test_handcoded_expert_recovers_from_deviations_in_every_task_type(monkeypatch) -> None:
+    """After random detours, the handcoded expert alone (no planner call) wins every task type."""
+    planner_calls = []
+    monkeypatch.setattr(expert_module, "run_capped", lambda *a: planner_calls.append(a) or [])
+    env = ALFWorldEnv(size="small")
+    try:
+        for index in range(6):
+            for seed in range(2):
+                info = _deviate_then_follow_expert(env, "test", index, 100 * index + seed)
+                assert info["won"], (index, seed, info["task_type"])
+    finally:
+        env.close()
+    assert planner_calls == []
+
+
+@pytest.mark.slow
+def test_planner_fallback_when_the_handcoded_expert_cannot_plan(monkeypatch) -> None:
+    monkeypatch.setattr(expert_module, "handcoded_plan", lambda *args: None)
+    env = ALFWorldEnv(size="small")
+    try:
+        assert _deviate_then_follow_expert(env, "test", 3, seed=7)["won"]
+    finally:
+        env.close()
+
+
+def test_unknown_room_size_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="room size"):
+        ALFWorldEnv(size="huge")

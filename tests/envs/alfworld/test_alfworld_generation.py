@@ -1,19 +1,30 @@
-"""Generated ALFWorld games: every task type solvable by its walkthrough, deterministic bytes."""
+"""Generated ALFWorld games: every task type solvable by its walkthrough, capped planning with
+deterministic redraws, deterministic bytes, atomic cache entries."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
+import zlib
 
 import pytest
 
 pytest.importorskip("alfworld")
 pytest.importorskip("textworld")
 
+from sdgym.envs.alfworld import generator  # noqa: E402
+from sdgym.envs.alfworld.capped import PlanLimits  # noqa: E402
 from sdgym.envs.alfworld.engine import reset_game, start_game  # noqa: E402
 from sdgym.envs.alfworld.game_io import GAME_FILE, TRAJ_FILE  # noqa: E402
-from sdgym.envs.alfworld.generator import build_game, game_folder  # noqa: E402
-from sdgym.envs.alfworld.scene import TASK_TYPES  # noqa: E402
-from sdgym.envs.alfworld.splits import SPLITS, split_floor_plans  # noqa: E402
+from sdgym.envs.alfworld.generator import build_game, game_folder, scene_from_spec  # noqa: E402
+from sdgym.envs.alfworld.scene import TASK_TYPES, task_view  # noqa: E402
+from sdgym.envs.alfworld.splits import (  # noqa: E402
+    SPLITS,
+    TaskSpec,
+    split_config,
+    split_floor_plans,
+)
 
 
 def _digest(folder) -> str:
@@ -26,6 +37,8 @@ def test_splits_are_disjoint_in_floor_plans_and_large_enough() -> None:
     assert SPLITS["train"].size >= 3000
     assert not set(split_floor_plans("train")) & set(split_floor_plans("val_unseen"))
     assert set(split_floor_plans("val")) == set(split_floor_plans("train"))
+    with pytest.raises(ValueError, match="room size"):
+        split_config("train", "huge")
 
 
 @pytest.mark.slow
@@ -48,9 +61,74 @@ def test_walkthrough_solves_every_task_type(index: int) -> None:
 
 
 @pytest.mark.slow
+def test_draw_that_blew_up_the_planner_now_plans_under_a_small_cap() -> None:
+    """Generator v1's val_seen task 23: a 48-receptacle kitchen where fast-downward's blind
+    search on the whole problem ran > 6 CPU-minutes and 3 GB. The task view keeps a handful of
+    receptacles, so planning fits in 256 MiB."""
+    spec = TaskSpec(
+        "val_seen", 23, 9, "pick_two_obj_and_place", zlib.crc32(b"alfworld/v1/val_seen/23/0"),
+        SPLITS["val_seen"],
+    )
+    scene = scene_from_spec(spec)
+    assert len(scene.receptacles) >= 40
+    assert len(task_view(scene).receptacles) <= 6
+    files = generator.solve(spec, PlanLimits(memory_bytes=256 << 20, timeout_s=120))
+    assert files is not None and files.game["solvable"] and len(files.walkthrough) <= 12
+
+
+@pytest.mark.slow
+def test_planning_over_its_cap_redraws_deterministically(tmp_path, monkeypatch) -> None:
+    """A forced tiny memory cap on the first planner call makes the generator take the next
+    sub-seed; the result is the same game on every run."""
+    real = generator.run_capped
+
+    def first_call_starved(function, limits):
+        calls.append(limits)
+        if len(calls) == 1:
+            limits = dataclasses.replace(limits, memory_bytes=1 << 20)
+        return real(function, limits)
+
+    monkeypatch.setattr(generator, "run_capped", first_call_starved)
+    digests = []
+    for run in range(2):
+        calls: list[PlanLimits] = []
+        monkeypatch.setenv("SDGYM_CACHE", str(tmp_path / f"run{run}"))
+        folder = game_folder("easy", 0)
+        assert len(calls) == 2
+        digests.append(_digest(folder))
+    monkeypatch.setattr(generator, "run_capped", real)
+    files = build_game("easy", 0)
+    assert files.traj["sdgym"]["attempt"] == 0
+    assert digests[0] == digests[1] != hashlib.sha256(b"").hexdigest()
+    assert b'"attempt": 1' in (folder / TRAJ_FILE).read_bytes()
+
+
+@pytest.mark.slow
 def test_generation_is_byte_deterministic(tmp_path, monkeypatch) -> None:
+    """Same bytes from fresh caches, for a first-draw game and for redrawn ones."""
+    redrawn = [(1, 2), (3, 1)]  # small val_unseen tasks whose first draws the rooms can't host
     digests = []
     for run in range(2):
         monkeypatch.setenv("SDGYM_CACHE", str(tmp_path / f"run{run}"))
-        digests.append([_digest(game_folder("val_unseen", i)) for i in (0, 1)])
-    assert digests[0] == digests[1]
+        folders = [game_folder("val_unseen", 0)]
+        folders += [game_folder("val_unseen", i, "small") for i, _ in redrawn]
+        digests.append([_digest(folder) for folder in folders])
+    attempts = [json.loads((f / TRAJ_FILE).read_text())["sdgym"]["attempt"] for f in folders]
+    assert attempts == [0] + [a for _, a in redrawn]
+    assert digests[0] == digests[1] and len(set(digests[0])) == 3
+
+
+def test_failed_write_leaves_no_cache_entry(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SDGYM_CACHE", str(tmp_path))
+    files = generator.GameFiles({"pddl_problem": "p", "grammar": "g"}, {"task_type": "t"})
+    monkeypatch.setattr(generator, "build_game", lambda *args: files)
+
+    def torn_write(folder, written):
+        (folder / GAME_FILE).write_text("{")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(generator, "write_game", torn_write)
+    with pytest.raises(OSError, match="disk full"):
+        game_folder("easy", 5)
+    root = generator.cache_root("easy")
+    assert [p.name for p in root.iterdir() if not p.name.endswith(".lock")] == []
