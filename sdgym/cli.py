@@ -139,17 +139,20 @@ SERVABLE: tuple[str, ...] = ("webshop",)
 
 
 def command_serve(args: argparse.Namespace) -> int:
-    """Serve an environment's web site on 127.0.0.1 until Ctrl-C (WebShop only)."""
-    from sdgym.envs.webshop.server import serve_until_interrupted
+    """Serve an environment's web site on 127.0.0.1 (or ``--host``) until Ctrl-C (WebShop only)."""
+    from sdgym.envs.webshop.server import check_host, serve_until_interrupted
     from sdgym.envs.webshop.site import create_app, shop_engine
 
+    check_host(args.host, args.allow_remote)  # refuse before building the catalogue
     engine, catalog = shop_engine(args.size, args.catalog_seed)
     app = create_app(engine, catalog.goals_by_split, default_split=args.split, seed=args.seed)
 
     def announce(url: str) -> None:
         print(f"WebShop ({catalog!r}) at {url}  (Ctrl-C to stop)", flush=True)
 
-    serve_until_interrupted(app, args.port, announce=announce)
+    serve_until_interrupted(
+        app, args.port, announce=announce, host=args.host, allow_remote=args.allow_remote
+    )
     return 0
 
 
@@ -179,6 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve an environment's web site on 127.0.0.1")
     serve.add_argument("env_name", choices=SERVABLE, help="the environment (webshop)")
     serve.add_argument("--port", type=int, default=3000, help="port (0: any free port)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to bind; a non-loopback one needs --allow-remote")
+    serve.add_argument("--allow-remote", action="store_true",
+                       help="allow a non-loopback --host (the site becomes reachable remotely)")
     serve.add_argument("--size", default="full", choices=("tiny", "small", "full"),
                        help="generated catalogue size")
     serve.add_argument("--catalog-seed", type=int, default=0)

@@ -121,6 +121,37 @@ def test_non_bmp_query_is_typed_or_set(browser_env, text_env) -> None:
     assert browser_env.step(action) == text_env.step(action)
 
 
+SCRIPT_PAYLOADS = [
+    "<script>window.sdgymPwned = 1</script>",
+    '"><img src=x onerror="window.sdgymPwned = 2">',
+    "<svg onload=window.sdgymPwned=3></svg> </div><b>bold</b>",
+]
+
+
+@pytest.mark.parametrize("payload", SCRIPT_PAYLOADS)
+def test_script_payloads_never_run_in_the_browser(browser_env, text_env, payload: str) -> None:
+    """A search query, and a forged click target echoed in the error banner, stay text."""
+    from selenium.webdriver.common.by import By
+
+    options = {"split": "test", "task_index": 0}
+    text_env.reset(options=options)
+    browser_env.reset(options=options)
+    action = f"search[{payload}]"
+    assert browser_env.step(action) == text_env.step(action)
+    shop = browser_env.unwrapped._browser
+    driver = shop.driver
+    assert driver.execute_script("return window.sdgymPwned === undefined;")
+    forge = (
+        "var button = document.querySelector('form.click button');"
+        "button.value = arguments[0]; button.click();"
+    )
+    shop._navigate(lambda: driver.execute_script(forge, payload))
+    assert shop.session.error is not None, "the site refused the forged target"
+    assert payload in driver.find_element(By.CSS_SELECTOR, ".error").text  # shown as text
+    assert driver.execute_script("return window.sdgymPwned === undefined;")
+    assert not driver.find_elements(By.CSS_SELECTOR, "b, img, svg, script:not([src])")
+
+
 def test_rich_and_html_modes_and_close_leaves_nothing(text_env) -> None:
     env = WebShopEnv(size="tiny", mode="browser", observation_mode="text_rich")
     browser = env._browser

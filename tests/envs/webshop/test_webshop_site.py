@@ -15,9 +15,10 @@ import pytest
 
 pytest.importorskip("flask")
 
+from sdgym import cli  # noqa: E402
 from sdgym.envs.webshop.engine import parse_action  # noqa: E402
 from sdgym.envs.webshop.env import WebShopEnv  # noqa: E402
-from sdgym.envs.webshop.server import HOST, BackgroundServer  # noqa: E402
+from sdgym.envs.webshop.server import HOST, BackgroundServer, check_host, is_loopback  # noqa: E402
 from sdgym.envs.webshop.site import STORE_KEY, create_app, shop_engine  # noqa: E402
 
 
@@ -158,6 +159,35 @@ def test_background_server_binds_loopback_and_stops(app) -> None:
     assert not server.running
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(f"{server.url}/", timeout=2)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "127.0.0.2", "::1", "[::1]"])
+def test_loopback_hosts_are_accepted(host: str) -> None:
+    assert check_host(host) == host and is_loopback(host)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.5", "10.0.0.1", "example.com"])
+def test_non_loopback_hosts_are_refused_unless_allowed(app, host: str) -> None:
+    assert not is_loopback(host)
+    with pytest.raises(ValueError, match="allow_remote"):
+        check_host(host)
+    with pytest.raises(ValueError, match="not a loopback address"):
+        BackgroundServer(app, host=host)
+    assert check_host(host, allow_remote=True) == host  # explicitly asked: allowed
+    with pytest.raises(ValueError):
+        check_host("")
+
+
+def test_background_server_on_localhost_binds_loopback(app) -> None:
+    with BackgroundServer(app, host="localhost") as server:
+        assert server._server.socket.getsockname()[0] == "127.0.0.1"
+        assert server.url.startswith("http://localhost:")
+
+
+def test_cli_serve_refuses_a_remote_host(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["serve", "webshop", "--size", "tiny", "--port", "0", "--host", "0.0.0.0"]
+    assert cli.main(argv) == 2
+    assert "refusing to serve on '0.0.0.0'" in capsys.readouterr().err
 
 
 def test_text_mode_needs_neither_flask_nor_sockets() -> None:
