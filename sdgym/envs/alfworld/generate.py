@@ -4,6 +4,10 @@ Usage::
 
     python -m sdgym.envs.alfworld.generate --split train --count 200 [--start 0]
     python -m sdgym.envs.alfworld.generate --split val_unseen --count 134 --out DIR
+    python -m sdgym.envs.alfworld.generate --split test --size small
+
+The output is byte-identical on every run and machine (tests hash it); a draw the room can't
+host, or whose planning exceeds its memory cap, is redrawn from the next fixed sub-seed.
 
 ``--out`` also copies each game folder to ``DIR/<split>/<index>/`` (upstream layout:
 ``game.tw-pddl`` + ``traj_data.json``), loadable with ``gym.make(..., data_path=DIR/<split>)``.
@@ -17,7 +21,7 @@ import time
 from pathlib import Path
 
 from sdgym.envs.alfworld.generator import game_folder
-from sdgym.envs.alfworld.splits import SPLITS, canonical_split
+from sdgym.envs.alfworld.splits import ROOM_SIZES, SPLITS, canonical_split
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="train", help=f"one of {sorted(SPLITS)}, val, test")
     parser.add_argument("--count", type=int, default=None, help="number of games (default: all)")
     parser.add_argument("--start", type=int, default=0, help="first task index")
+    parser.add_argument("--size", default="full", choices=ROOM_SIZES, help="room size")
     parser.add_argument("--out", type=Path, default=None, help="also copy games to this folder")
     args = parser.parse_args(argv)
     split = canonical_split(args.split)
@@ -36,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     began = time.perf_counter()
     for index in range(args.start, stop):
-        folder = game_folder(split, index)
+        folder = game_folder(split, index, args.size)
         if args.out is not None:
             shutil.copytree(folder, args.out / split / f"{index:05d}", dirs_exist_ok=True)
         print(f"{split} {index}: {folder}", flush=True)
