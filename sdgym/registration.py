@@ -54,7 +54,7 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         "sdgym.envs.webshop.env:WebShopEnv",
         15,
         "webshop",
-        ("rapidfuzz",),
+        ("rapidfuzz", "bm25s"),
         "WebShop-style online shopping over a generated catalogue",
     ),
 )
