@@ -132,3 +132,22 @@ def test_failed_write_leaves_no_cache_entry(tmp_path, monkeypatch) -> None:
         game_folder("easy", 5)
     root = generator.cache_root("easy")
     assert [p.name for p in root.iterdir() if not p.name.endswith(".lock")] == []
+
+
+@pytest.mark.slow
+def test_generate_command_writes_loadable_upstream_folders(tmp_path, capsys) -> None:
+    from sdgym.envs.alfworld.env import ALFWorldEnv
+    from sdgym.envs.alfworld.generate import main
+
+    assert main(["--split", "test", "--size", "small", "--count", "1", "--out", str(tmp_path)]) == 0
+    assert "1 games" in capsys.readouterr().out
+    folder = tmp_path / "val_unseen" / "00000"
+    assert sorted(p.name for p in folder.iterdir()) == [GAME_FILE, TRAJ_FILE]
+    env = ALFWorldEnv(data_path=tmp_path / "val_unseen")
+    try:
+        _, info = env.reset(options={"split": "train", "task_index": 0})
+        for action in info["privileged"]["expert_plan"]:
+            _, _, terminated, _, info = env.step(action)
+        assert info["won"] and terminated
+    finally:
+        env.close()
