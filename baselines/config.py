@@ -33,6 +33,12 @@ class TrainConfig:
     tiny_model: dict[str, Any] = field(default_factory=dict)
     device: str = "cpu"
     backend: str = "hf"
+    rollout_backend: str = "local"
+    """Where the rollout sub-envs live: ``"local"`` (a vector env) or ``"ray"`` (env actors)."""
+    ray_address: str | None = None
+    """Ray cluster to join for ``rollout_backend="ray"`` (``None``: a local Ray instance)."""
+    ray_num_workers: int = 2
+    """Env actors for ``rollout_backend="ray"``."""
     seed: int = 0
     sft_steps: int = 150
     sft_lr: float = 3e-3

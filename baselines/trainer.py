@@ -3,6 +3,10 @@
 Read :func:`Trainer.train_step` top to bottom for one GRPO(+head) step. Every phase is timed
 (:mod:`baselines.cost`), every step is logged as one JSON line, checkpoints are atomic and hold
 everything needed to resume exactly (:mod:`baselines.checkpoint`).
+
+Launched by ``torchrun`` the same code trains data-parallel (:mod:`baselines.distributed`): each
+rank rolls out its share of the groups, gradients are summed over ranks, and rank 0 alone logs to
+the run folder, validates and checkpoints.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from agents.tiny_model import build_tiny_model, load_tiny_model
 from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rng_state
 from baselines.config import TrainConfig
 from baselines.cost import PhaseTimer
+from baselines.distributed import from_environment
 from baselines.grpo import (
     clipped_policy_loss,
     entropy_from_logits,
@@ -109,16 +114,20 @@ class Trainer:
                 "with weight sync to vLLM); use backend='hf' (the vLLM adapter serves evaluation)"
             )
         self.config = config
+        self.parallel = from_environment(config.device)
         self.run_dir = config.run_dir()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.timer = PhaseTimer()
-        self.log = RunLog(self.run_dir, progress=progress, total=config.steps)
+        main = self.parallel.is_main
+        log_dir = self.run_dir if main else self.run_dir / "ranks" / f"rank{self.parallel.rank}"
+        self.log = RunLog(log_dir, progress=progress and main, total=config.steps)
         self.head: TeacherHead = make_head(config.method, **config.head_kwargs)
         seed_everything(config.seed)
         with self.timer.phase("sft"):
-            model_dir = warm_start(config, self.log)
+            model_dir = self.parallel.main_first(lambda: warm_start(config, self.log))
         self.model, self.tokenizer = load_tiny_model(model_dir)
         self.model.to(config.device)
+        self.parallel.broadcast_parameters(self.model)
         self.pad_id = int(self.tokenizer.pad_token_id)
         self.backend = HFBackend(self.model, self.tokenizer, device=config.device)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr, weight_decay=0.0)
@@ -128,15 +137,15 @@ class Trainer:
         if self.head.needs_teacher:
             modes.append(self.head.teacher_weights)
         self.teachers = TeacherWeights(self.model, modes, self.head.ema_decay)
-        self.engine = RolloutEngine(
-            RolloutConfig(config.env_id, dict(config.env_kwargs), config.num_groups,
-                          config.group_size), self.backend, self.render)
+        local_groups = len(self.parallel.shard(range(config.num_groups)))
+        self.engine = self._engine(local_groups, config.group_size)
         self.validation_engine: RolloutEngine | None = None
         self.step = 0
         self.validation: list[tuple[int, float]] = []
-        (self.run_dir / "config.json").write_text(json.dumps(
-            {**config.to_dict(), "head": self.head.config(), "teacher_forward_counts_as_cost": True},
-            indent=2, default=str))
+        if main:
+            (self.run_dir / "config.json").write_text(json.dumps(
+                {**config.to_dict(), "head": self.head.config(),
+                 "teacher_forward_counts_as_cost": True}, indent=2, default=str))
         if resume:
             self._restore()
 
@@ -146,19 +155,30 @@ class Trainer:
         return render_chat(self.tokenizer, messages)
 
     def close(self) -> None:
-        """Release env workers and log files."""
+        """Release env workers, log files and the process group."""
         self.engine.close()
         if self.validation_engine is not None:
             self.validation_engine.close()
         self.log.close()
+        self.parallel.close()
+
+    def _engine(self, num_groups: int, group_size: int,
+                hide_privileged: bool = False) -> RolloutEngine:
+        config = self.config
+        return RolloutEngine(
+            RolloutConfig(config.env_id, dict(config.env_kwargs), num_groups, group_size,
+                          hide_privileged=hide_privileged, rollout_backend=config.rollout_backend,
+                          ray_address=config.ray_address, ray_num_workers=config.ray_num_workers),
+            self.backend, self.render)
 
     def _group_seeds(self, step: int) -> list[int]:
+        """This rank's share of the step's group seeds (all of them in a single process)."""
         base = self.config.seed * 1_000_003 + step * self.config.num_groups
-        return [base + g for g in range(self.config.num_groups)]
+        return self.parallel.shard([base + g for g in range(self.config.num_groups)])
 
     def _sampling(self, step: int, temperature: float) -> SamplingParams:
         return SamplingParams(max_new_tokens=self.config.max_new_tokens, temperature=temperature,
-                              seed=self.config.seed * 7919 + step)
+                              seed=self.config.seed * 7919 + step + 104_729 * self.parallel.rank)
 
     # --------------------------------------------------------------- one step
     def train_step(self, step: int) -> dict[str, Any]:
@@ -170,6 +190,11 @@ class Trainer:
         self.timer.add("generation", batch.timings["generation"])
         self.timer.add("env", batch.timings["env"])
         self.timer.count_tokens("generated", batch.generated_tokens)
+        return self.update(batch, step)
+
+    def update(self, batch: RolloutBatch, step: int) -> dict[str, Any]:
+        """Advantages, teacher inputs and ``ppo_epochs`` updates on ``batch`` (this rank's rows)."""
+        config = self.config
         rows = batch.rows
         episode_return, row_return = row_returns(
             [r.won for r in rows], [r.score for r in rows], [not r.action_valid for r in rows],
@@ -184,12 +209,18 @@ class Trainer:
             metrics = self._update(rows, advantages, teacher, batch, step)
         self.model.eval()
         self.teachers.update_ema(self.model)
+        totals = self.parallel.sum_metrics({
+            "episodes": len(batch.episodes), "won": sum(e.won for e in batch.episodes),
+            "score": sum(e.score for e in batch.episodes), "rows": len(rows),
+            "invalid": sum(not r.action_valid for r in rows),
+            "advantage_abs": float(advantages.abs().sum())})
+        episodes, rows_total = max(totals["episodes"], 1), max(totals["rows"], 1)
         metrics.update({
-            "train/success": batch.success_rate,
-            "train/score": batch.mean_score,
-            "train/invalid_rate": float(np.mean([not r.action_valid for r in rows])),
-            "train/turns": len(rows) / max(len(batch.episodes), 1),
-            "train/advantage_abs": float(advantages.abs().mean()),
+            "train/success": totals["won"] / episodes,
+            "train/score": totals["score"] / episodes,
+            "train/invalid_rate": totals["invalid"] / rows_total,
+            "train/turns": totals["rows"] / episodes,
+            "train/advantage_abs": totals["advantage_abs"] / rows_total,
         })
         return metrics
 
@@ -210,7 +241,7 @@ class Trainer:
     def _update(self, rows: list[TurnRow], advantages: torch.Tensor,
                 teacher: dict[str, Any] | None, batch: RolloutBatch, step: int) -> dict[str, Any]:
         config = self.config
-        total_tokens = sum(len(r.response_ids) for r in rows)
+        total_tokens = self.parallel.global_sum(sum(len(r.response_ids) for r in rows))
         self.optimizer.zero_grad()
         sums: dict[str, float] = {}
         group_success = _group_success(rows)
@@ -262,9 +293,10 @@ class Trainer:
                                 **{f"head/{k}": v for k, v in output.metrics.items()}}.items():
                 sums[name] = sums.get(name, 0.0) + value * weight
         with self.timer.phase("update"):
+            self.parallel.sum_gradients(self.model)
             grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.max_grad_norm)
             self.optimizer.step()
-        return {**sums, "grad_norm": float(grad_norm)}
+        return {**self.parallel.sum_metrics(sums), "grad_norm": float(grad_norm)}
 
     def _fill_teacher(self, head_batch: HeadBatch, part: list[TurnRow],
                       prompt_ids: list[list[int] | None], logprobs: torch.Tensor,
@@ -289,13 +321,15 @@ class Trainer:
 
     # ------------------------------------------------------------- validation
     def validate(self, step: int) -> float:
-        """Success on the val split (privileged info hidden, temperature ``val_temperature``)."""
+        """Success on the val split (privileged info hidden, temperature ``val_temperature``).
+
+        Only rank 0 validates; other ranks return NaN at once."""
         config = self.config
+        if not self.parallel.is_main:
+            return float("nan")
         with self.timer.phase("validation"):
             if self.validation_engine is None:
-                self.validation_engine = RolloutEngine(
-                    RolloutConfig(config.env_id, dict(config.env_kwargs), config.val_episodes, 1,
-                                  hide_privileged=True), self.backend, self.render)
+                self.validation_engine = self._engine(config.val_episodes, 1, hide_privileged=True)
             self.model.eval()
             seeds = [1_000_000 + i for i in range(config.val_episodes)]
             batch = self.validation_engine.collect(
@@ -310,8 +344,7 @@ class Trainer:
         split = split or config.test_split
         episodes = episodes or config.test_episodes
         seeds = seeds or config.test_seeds
-        engine = RolloutEngine(RolloutConfig(config.env_id, dict(config.env_kwargs), episodes, 1,
-                                             hide_privileged=True), self.backend, self.render)
+        engine = self._engine(episodes, 1, hide_privileged=True)
         success, score = [], []
         try:
             for rollout_seed in range(seeds):
@@ -358,12 +391,15 @@ class Trainer:
             "train_seconds": sum(v for k, v in self.timer.total.items() if k != "sft"),
             "head": self.head.config(),
         }
-        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+        if self.parallel.is_main:
+            (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
         return summary
 
     # ------------------------------------------------------------ checkpoints
-    def save(self) -> Path:
-        """Atomic checkpoint of everything needed to resume exactly."""
+    def save(self) -> Path | None:
+        """Atomic checkpoint of everything needed to resume exactly (rank 0 only)."""
+        if not self.parallel.is_main:
+            return None
         return save_checkpoint(self.run_dir, self.step, {
             "step": self.step, "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(), "teachers": self.teachers.state_dict(),
