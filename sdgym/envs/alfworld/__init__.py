@@ -2,9 +2,10 @@
 
 Modules: :mod:`.env` (the Gymnasium env), :mod:`.splits` (fixed splits), :mod:`.layouts` (the
 wheel's floor plans), :mod:`.scene` (random tasks in a room), :mod:`.problem` (PDDL writer),
-:mod:`.generator` (verified, cached games), :mod:`.game_io` (upstream file format and official
-data loader), :mod:`.engine` (TextWorld's PDDL engine), :mod:`.speedups` (memoisation),
-:mod:`.expert` (privileged plans), :mod:`.generate` (command line). Importing this package does
+:mod:`.generator` (verified, cached games), :mod:`.capped` (planner calls under a memory cap),
+:mod:`.game_io` (upstream file format and official data loader), :mod:`.engine` (TextWorld's
+PDDL engine), :mod:`.speedups` (memoisation), :mod:`.expert` (privileged plans),
+:mod:`.handcoded` (the expert after a deviation), :mod:`.generate` (command line). Importing this package does
 not import textworld or alfworld.
 """
 
