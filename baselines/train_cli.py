@@ -1,4 +1,8 @@
-"""``sdgym train``: one training run from a preset, with overrides, resumable."""
+"""``sdgym train``: one training run from a preset, with overrides, resumable.
+
+Under ``torchrun --nproc-per-node N -m sdgym.cli train ...`` the run is data-parallel over N ranks
+(:mod:`baselines.distributed`); rank 0 writes the run folder and prints the summary.
+"""
 
 from __future__ import annotations
 
@@ -50,13 +54,16 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown --method {args.method!r}; choose from {available_heads()}")
     config = _config(args)
     trainer = Trainer(config, resume=args.resume, progress=True)
+    main = trainer.parallel.is_main  # under torchrun only rank 0 evaluates and reports
     try:
         summary = trainer.fit()
-        if not args.no_eval:
+        if not args.no_eval and main:
             summary["test"] = trainer.evaluate()
             (trainer.run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     finally:
         trainer.close()
+    if not main:
+        return 0
     print(json.dumps({k: summary[k] for k in ("env_id", "method", "auc", "train_seconds")
                       if k in summary} | {"test": summary.get("test", {}).get("success_mean")}))
     print(f"run folder: {trainer.run_dir}")

@@ -112,3 +112,31 @@ def test_two_gloo_ranks_match_one_process_step(tmp_path) -> None:
             assert torch.allclose(rank["params"][name], value, rtol=0, atol=0.05 * lr), name
         for key in ("loss", "policy_loss", "entropy", "kl", "grad_norm", "train/invalid_rate"):
             assert rank["metrics"][key] == pytest.approx(expected[key], rel=1e-5, abs=1e-7), key
+
+
+@pytest.mark.slow
+def test_sdgym_train_under_torchrun(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    overrides = ["sft_steps=4", "sft_tasks=8", "num_groups=3", "group_size=2", "val_episodes=2",
+                 "max_new_tokens=12", "val_every=1"]
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD_SIZE),
+               "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
+               "-m", "sdgym.cli", "train", "--preset", "cpu-smoke", "--steps", "1", "--no-eval",
+               "--out", str(tmp_path / "runs"), *[f"--set={o}" for o in overrides]]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = tmp_path / "runs" / "SearchQA-v0" / "grpo" / "seed0"
+    main_log = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    rank1_log = [json.loads(line)
+                 for line in (run / "ranks" / "rank1" / "metrics.jsonl").read_text().splitlines()]
+    main_steps = [r for r in main_log if "step" in r]
+    assert [r["step"] for r in main_steps] == [0, 1] and "val/success" in main_steps[1]
+    assert (run / "checkpoints" / "step-000001").is_dir() and (run / "summary.json").exists()
+    assert not (run / "ranks" / "rank1" / "checkpoints").exists()  # rank 0 alone checkpoints
+    step1 = next(r for r in rank1_log if r.get("step") == 1)
+    for key in ("loss", "grad_norm", "train/turns"):  # metrics are global, the same on both ranks
+        assert step1[key] == pytest.approx(main_steps[1][key], rel=1e-6), key
