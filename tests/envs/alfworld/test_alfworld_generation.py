@@ -6,6 +6,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import zlib
 
 import pytest
@@ -151,3 +154,24 @@ def test_generate_command_writes_loadable_upstream_folders(tmp_path, capsys) -> 
         assert info["won"] and terminated
     finally:
         env.close()
+
+
+@pytest.mark.slow
+def test_generation_is_identical_in_a_process_with_another_hash_seed(tmp_path, monkeypatch) -> None:
+    """Set iteration order (``PYTHONHASHSEED``) must not reach the translator's or planner's
+    choices: a fresh interpreter writes the same bytes (easy task 2 is a redrawn one)."""
+    script = (
+        "import hashlib, sys\n"
+        "from sdgym.envs.alfworld.generator import game_folder\n"
+        "f = game_folder('easy', 2)\n"
+        f"sys.stdout.write(hashlib.sha256((f / {GAME_FILE!r}).read_bytes()"
+        f" + (f / {TRAJ_FILE!r}).read_bytes()).hexdigest())\n"
+    )
+    environ = {**os.environ, "SDGYM_CACHE": str(tmp_path / "child"), "PYTHONHASHSEED": "7"}
+    child = subprocess.run(
+        [sys.executable, "-c", script], env=environ, capture_output=True, text=True, check=True
+    )
+    monkeypatch.setenv("SDGYM_CACHE", str(tmp_path / "here"))
+    folder = game_folder("easy", 2)
+    assert json.loads((folder / TRAJ_FILE).read_text())["sdgym"]["attempt"] == 2
+    assert child.stdout == _digest(folder)
