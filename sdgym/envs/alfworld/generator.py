@@ -72,9 +72,10 @@ def scene_game(scene: Scene, name: str) -> dict[str, Any]:
     }
 
 
-def game_from_spec(spec: TaskSpec) -> GameFiles:
-    """The unverified game of one spec (raises :class:`SceneError` if the room can't host it)."""
-    scene = scene_from_spec(spec)
+def game_from_spec(spec: TaskSpec, scene: Scene | None = None) -> GameFiles:
+    """The unverified game of one spec (raises :class:`SceneError` if the room can't host it);
+    ``scene``: the spec's scene if already drawn."""
+    scene = scene or scene_from_spec(spec)
     name = game_name(spec)
     game = scene_game(scene, name)
     traj = {
@@ -137,7 +138,7 @@ def solve(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | None:
 
     Raises :class:`SceneError` if the room can't host the task."""
     scene = scene_from_spec(spec)
-    files = game_from_spec(spec)
+    files = game_from_spec(spec, scene)
     view_game = scene_game(task_view(scene), game_name(spec))
     env = start_game(files.game)
     try:
