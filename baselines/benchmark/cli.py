@@ -13,6 +13,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="report folder (default reports/<preset>)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the run matrix and a projected cost; run nothing")
+    parser.add_argument("--ray", action="store_true",
+                        help="run the cells as Ray tasks (a local Ray instance unless --ray-address)")
+    parser.add_argument("--ray-address", default=None,
+                        help="Ray cluster to dispatch cells to (implies --ray), e.g. 'auto'")
+    parser.add_argument("--ray-cpus-per-cell", type=float, default=1.0,
+                        help="CPUs each cell task holds (default 1)")
+    parser.add_argument("--ray-gpus-per-cell", type=float, default=0.0,
+                        help="GPUs each cell task holds (default 0)")
 
 
 def projected_seconds(cells: list, out: Path, default_per_cell: float) -> dict[str, float]:
@@ -53,7 +61,13 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"[yellow]{note}[/]")
         console.print(f"projected total: {sum(projection.values()) / 60:.1f} min")
         return 0
-    result = run_matrix(preset, out, on_cell=lambda c, s: console.print(f"{s:>7}  {c.key}"))
+    dispatch = None
+    if args.ray or args.ray_address:
+        from baselines.benchmark.ray_dispatch import RayDispatch
+
+        dispatch = RayDispatch(args.ray_address, args.ray_cpus_per_cell, args.ray_gpus_per_cell)
+    result = run_matrix(preset, out, on_cell=lambda c, s: console.print(f"{s:>7}  {c.key}"),
+                        dispatch=dispatch)
     report = write_report(result, out, f"sdgym benchmark — {preset.name}")
     console.print(report.read_text())
     console.print(f"report: {report}")

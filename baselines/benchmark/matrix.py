@@ -5,6 +5,9 @@ A cell is one (kind, env, method, seed): ``baseline`` (random / expert reference
 teacher head). Each finished cell writes ``cells/<key>/result.json`` atomically; a re-run skips
 those. A cell that raises is retried ``retries`` times, then recorded in ``failure.json`` and
 reported as missing.
+
+Cells run one after another here, or concurrently as Ray tasks (``dispatch=RayDispatch(...)``,
+:mod:`baselines.benchmark.ray_dispatch`); either way this process writes the result files.
 """
 
 from __future__ import annotations
@@ -13,13 +16,16 @@ import json
 import time
 import tomllib
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sdgym.cache import atomic_write_text
 from sdgym.registration import ENVIRONMENTS, implemented
+
+if TYPE_CHECKING:
+    from baselines.benchmark.ray_dispatch import RayDispatch
 
 PRESET_DIR = Path(__file__).parent / "presets"
 
@@ -149,40 +155,66 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
     return record
 
 
+CellRunner = Callable[["Cell", BenchmarkPreset, Path], dict[str, Any]]
+CellOutcome = tuple[dict[str, Any] | None, list[str]]
+"""A cell's record (``None`` when every attempt failed) and the tracebacks of failed attempts."""
+
+
+def attempt_cell(cell: Cell, preset: BenchmarkPreset, out: Path,
+                 runner: CellRunner = run_cell) -> CellOutcome:
+    """Run ``cell``, retrying ``preset.retries`` times when it raises."""
+    errors = []
+    for _attempt in range(preset.retries + 1):
+        try:
+            return runner(cell, preset, out), errors
+        except Exception:  # a crashed cell is retried, then recorded, never dropped
+            errors.append(traceback.format_exc())
+    return None, errors
+
+
 def run_matrix(
     preset: BenchmarkPreset,
     out: str | Path,
     on_cell: Callable[[Cell, str], None] | None = None,
-    runner: Callable[[Cell, BenchmarkPreset, Path], dict[str, Any]] = run_cell,
+    runner: CellRunner = run_cell,
+    dispatch: RayDispatch | None = None,
 ) -> dict[str, Any]:
-    """Run every planned cell not yet finished; return records, failures and notes."""
+    """Run every planned cell not yet finished; return records, failures and notes.
+
+    ``dispatch`` runs the pending cells as Ray tasks instead of one after another here.
+    """
     out = Path(out)
     cells, notes = plan(preset)
-    records, failures = [], []
+    by_key: dict[str, dict[str, Any]] = {}
+    failures = []
+    pending = []
     for cell in cells:
-        folder = out / "cells" / cell.key
-        done = folder / "result.json"
+        done = out / "cells" / cell.key / "result.json"
         if done.exists():
-            records.append(json.loads(done.read_text()))
+            by_key[cell.key] = json.loads(done.read_text())
             if on_cell:
                 on_cell(cell, "cached")
-            continue
-        errors = []
-        for _attempt in range(preset.retries + 1):
-            try:
-                record = runner(cell, preset, out)
-            except Exception:  # a crashed cell is retried, then recorded, never dropped
-                errors.append(traceback.format_exc())
-                continue
-            _write_json(done, record)
+        else:
+            pending.append(cell)
+    outcomes: Iterable[tuple[Cell, CellOutcome]]
+    if dispatch is None:
+        outcomes = ((cell, attempt_cell(cell, preset, out, runner)) for cell in pending)
+    else:
+        from baselines.benchmark.ray_dispatch import run_cells_on_ray
+
+        outcomes = run_cells_on_ray(pending, preset, out, runner, dispatch)
+    for cell, (record, errors) in outcomes:
+        folder = out / "cells" / cell.key
+        if record is not None:
+            _write_json(folder / "result.json", record)
             (folder / "failure.json").unlink(missing_ok=True)
-            records.append(record)
-            break
+            by_key[cell.key] = record
         else:
             _write_json(folder / "failure.json", {"cell": cell.key, "errors": errors})
             failures.append({"cell": cell.key, "error": errors[-1].strip().splitlines()[-1]})
         if on_cell:
-            on_cell(cell, "failed" if errors and not done.exists() else "done")
+            on_cell(cell, "done" if record is not None else "failed")
+    records = [by_key[cell.key] for cell in cells if cell.key in by_key]
     with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record, default=str) + "\n")
