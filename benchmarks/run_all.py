@@ -39,6 +39,10 @@ RATIOS = [
     ("Vector Search-QA: env steps/s with 4 async envs vs 1",
      "test_vector_scaling.py::test_vector_steps[sdgym/SearchQA-v0-4-async]",
      ("test_vector_scaling.py::test_vector_steps[sdgym/SearchQA-v0-1-async]", 4)),
+    *[(f"Ray rollout Search-QA, {envs} sub-envs: env steps/s with {n} Ray worker(s) vs local",
+       f"test_ray_rollout_bench.py::test_rollout_env_steps[ray{n}-{envs}envs]",
+       f"test_ray_rollout_bench.py::test_rollout_env_steps[local-{envs}envs]")
+      for envs in (8, 32) for n in (1, 2, 4)],
 ]
 
 
