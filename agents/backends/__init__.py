@@ -2,7 +2,9 @@
 
 Backends: :class:`~agents.backends.hf.HFBackend` (transformers, also used for training),
 :class:`~agents.backends.vllm_backend.VLLMBackend` and
-:class:`~agents.backends.openai_http.OpenAICompatBackend`. They are imported lazily.
+:class:`~agents.backends.openai_http.OpenAICompatBackend`; any of them can run in a Ray actor
+(:class:`~agents.backends.ray_actor.RayActorBackend`, e.g. vLLM on a GPU node). They are imported
+lazily.
 """
 
 from __future__ import annotations

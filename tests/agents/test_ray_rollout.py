@@ -110,3 +110,27 @@ def test_ray_pool_rejects_bad_input(ray_cluster) -> None:
     with pytest.raises(RuntimeError, match="could not start Ray env workers"):
         RayEnvPool(EnvPoolSpec(SEARCHQA, {"size": "gigantic"}), 2, num_workers=1)
     assert ray_cluster.is_initialized()  # a failed pool does not shut down the caller's Ray
+
+
+@pytest.mark.slow
+def test_backend_in_a_ray_actor_samples_like_the_local_one(ray_cluster) -> None:
+    import functools
+
+    from agent_fixtures import rendered_prompts, shared_tiny_model_dir
+
+    from agents.backends.hf import HFBackend
+    from agents.backends.ray_actor import RayActorBackend
+
+    local = shared_hf_backend()
+    prompts = rendered_prompts(local.tokenizer)
+    remote = RayActorBackend(functools.partial(HFBackend, shared_tiny_model_dir()), num_cpus=0)
+    try:
+        for params in (SAMPLING, SamplingParams(max_new_tokens=8, temperature=0.0)):
+            assert remote.generate(prompts, params) == local.generate(prompts, params)
+        ids = [g.prompt_ids for g in local.generate(prompts[:2], SAMPLING)]
+        responses = [g.response_ids for g in local.generate(prompts[:2], SAMPLING)]
+        for got, want in zip(remote.score(ids, responses), local.score(ids, responses), strict=True):
+            assert got == pytest.approx(want, abs=1e-5)
+    finally:
+        remote.close()
+    assert ray_cluster.is_initialized()
