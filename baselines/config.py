@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.env_pool import ROLLOUT_BACKENDS
 from baselines.grpo import GRPOConfig
 
 PRESET_DIR = Path(__file__).parent / "presets"
@@ -61,6 +62,13 @@ class TrainConfig:
     checkpoint_every: int = 5
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     out_dir: str = "runs"
+
+    def __post_init__(self) -> None:
+        if self.rollout_backend not in ROLLOUT_BACKENDS:
+            raise ValueError(f"rollout_backend must be one of {ROLLOUT_BACKENDS}, "
+                             f"got {self.rollout_backend!r}")
+        if self.ray_num_workers < 1:
+            raise ValueError(f"ray_num_workers must be >= 1, got {self.ray_num_workers}")
 
     def run_dir(self) -> Path:
         """``out_dir/<env>/<method>/seed<seed>``."""
