@@ -76,6 +76,11 @@ def clip_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
 
 
+_SAME_AS_TASK = "(the task text above)"
+"""Stands in for an observation that repeats the task text (the first observation), which keeps
+prompts short without hiding anything."""
+
+
 def _user_text(
     turn: PublicTurn, max_admissible: int = 40, history_chars: int = 400, observation_chars: int = 1500
 ) -> str:
@@ -83,8 +88,11 @@ def _user_text(
     if turn.history:
         parts.append("Recent history:")
         for observation, action in turn.history:
-            parts.append(f"Observation: {clip_text(observation, history_chars)}\nAction: {action}")
-    parts.append(f"Current observation: {clip_text(turn.observation, observation_chars)}")
+            shown = _SAME_AS_TASK if observation == turn.task else clip_text(observation, history_chars)
+            parts.append(f"Observation: {shown}\nAction: {action}")
+    current = _SAME_AS_TASK if turn.observation == turn.task else clip_text(
+        turn.observation, observation_chars)
+    parts.append(f"Current observation: {current}")
     if turn.admissible_actions:
         shown = turn.admissible_actions[:max_admissible]
         parts.append("Admissible actions: " + " | ".join(shown))

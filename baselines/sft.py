@@ -100,6 +100,6 @@ def behaviour_clone(
         optimizer.step()
         losses.append(loss.item())
         if log is not None:
-            log(step, float(loss))
+            log(step, losses[-1])
     model.eval()
     return losses
