@@ -7,7 +7,9 @@ imported.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -49,3 +51,14 @@ def release_ray() -> None:
     if _state["users"] == 0 and _state["started"]:
         _state["started"] = False
         import_ray().shutdown()
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator[Any]:
+    """``with ray_session(num_cpus=2) as ray:`` — :func:`acquire_ray` on entry, :func:`release_ray`
+    on exit (so a Ray instance started here is shut down, also when the body raises)."""
+    acquire_ray(address, num_cpus)
+    try:
+        yield import_ray()
+    finally:
+        release_ray()

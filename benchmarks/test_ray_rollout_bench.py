@@ -14,9 +14,10 @@ from collections.abc import Sequence
 import pytest
 
 pytest.importorskip("pytest_benchmark")
-ray = pytest.importorskip("ray")
+pytest.importorskip("ray")
 
 from agents.backends.base import Generation, PolicyBackend, SamplingParams  # noqa: E402
+from agents.ray_runtime import ray_session  # noqa: E402
 from agents.rollout import RolloutConfig, RolloutEngine  # noqa: E402
 
 COMMAND = "<search>who founded the river town</search>"
@@ -35,11 +36,8 @@ class ScriptedSearchBackend(PolicyBackend):
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    with ray_session(num_cpus=2) as session:
+        yield session
 
 
 @pytest.mark.parametrize("groups", [2, 8], ids=["8envs", "32envs"])

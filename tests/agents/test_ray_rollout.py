@@ -12,6 +12,7 @@ from agent_fixtures import shared_hf_backend  # noqa: E402
 from agents.backends.base import SamplingParams, render_chat  # noqa: E402
 from agents.env_pool import EnvPoolSpec, VectorEnvPool, make_env_pool  # noqa: E402
 from agents.ray_pool import RayEnvPool, split_sizes  # noqa: E402
+from agents.ray_runtime import ray_session  # noqa: E402
 from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine  # noqa: E402
 
 SEARCHQA = "sdgym/SearchQA-v0"
@@ -46,11 +47,8 @@ def local_batch() -> RolloutBatch:
 @pytest.fixture(scope="module")
 def ray_cluster():
     """A local two-CPU Ray instance for this module, always shut down afterwards."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    with ray_session(num_cpus=2) as session:
+        yield session
 
 
 def test_split_sizes_cover_every_env_once() -> None:

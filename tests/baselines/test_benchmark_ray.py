@@ -10,6 +10,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from agents.ray_runtime import ray_session  # noqa: E402
 from baselines.benchmark.matrix import BenchmarkPreset, run_cell, run_matrix  # noqa: E402
 from baselines.benchmark.ray_dispatch import RayDispatch  # noqa: E402
 
@@ -42,11 +43,8 @@ def _comparable(record: dict) -> dict:
 def ray_cluster():
     """A local two-CPU Ray instance; this test module's functions travel to it by value."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    with ray_session(num_cpus=2) as session:
+        yield session
 
 
 @pytest.mark.slow
