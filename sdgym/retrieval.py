@@ -6,7 +6,8 @@
 * :class:`BM25Retriever` -- bm25s (Lucene-variant BM25, k1=0.9, b=0.4, English stop words, Snowball
   stemming), the embedded default. Its index is cached on disk under the corpus fingerprint and
   built under a file lock, so N processes (async vector envs) build it once and memory-map it.
-* :class:`LuceneRetriever` -- Pyserini's Lucene BM25 (optional ``pyserini`` extra) for large corpora.
+* :class:`LuceneRetriever` -- Pyserini's Lucene BM25 (optional ``pyserini`` extra), for large
+  corpora.
 
 :func:`shared_retriever` returns one retriever per (backend, corpus) per process, so N envs in
 one process share a single index.
@@ -136,7 +137,7 @@ class BM25Retriever:
         self._stopwords = frozenset(STOPWORDS_EN)
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")
-        target = Path(index_dir) if index_dir else cache_dir("retrieval", "bm25", corpus.fingerprint())
+        target = Path(index_dir or cache_dir("retrieval", "bm25", corpus.fingerprint()))
         with file_lock(target.with_suffix(".lock")):
             if not (target / "params.index.json").exists():
                 self._build(target)
@@ -210,7 +211,7 @@ class LuceneRetriever:
     def __init__(self, corpus: Corpus, index_dir: str | Path | None = None) -> None:
         _configure_java()
         self.corpus = corpus
-        target = Path(index_dir) if index_dir else cache_dir("retrieval", "lucene", corpus.fingerprint())
+        target = Path(index_dir or cache_dir("retrieval", "lucene", corpus.fingerprint()))
         with file_lock(target.with_suffix(".lock")):
             if not (target / "segments_1").exists() and not any(target.glob("segments_*")):
                 self._build(target)

@@ -84,6 +84,8 @@ class ProductSearch:
             self._cache.popitem(last=False)
         return hits
 
-    def batch_search(self, queries: Sequence[str], k: int = SEARCH_RETURN_N) -> list[tuple[str, ...]]:
+    def batch_search(
+        self, queries: Sequence[str], k: int = SEARCH_RETURN_N
+    ) -> list[tuple[str, ...]]:
         """:meth:`search` for many queries in one retriever call (cache bypassed)."""
         return [tuple(h.pid for h in hits) for hits in self.retriever.batch_search(queries, int(k))]

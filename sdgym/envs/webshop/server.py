@@ -69,8 +69,8 @@ class BackgroundServer:
     """A threaded werkzeug server for ``app`` on ``host:port``, running in a daemon thread.
 
     ``host`` defaults to ``127.0.0.1``; a non-loopback one needs ``allow_remote=True`` (see
-    :func:`check_host`). Starts on construction; :meth:`stop` (or leaving the ``with`` block) shuts it down, joins the
-    thread and closes the socket. ``stop`` is idempotent.
+    :func:`check_host`). Starts on construction; :meth:`stop` (or leaving the ``with`` block)
+    shuts it down, joins the thread and closes the socket. ``stop`` is idempotent.
     """
 
     def __init__(
