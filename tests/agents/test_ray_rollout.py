@@ -132,3 +132,22 @@ def test_backend_in_a_ray_actor_samples_like_the_local_one(ray_cluster) -> None:
     finally:
         remote.close()
     assert ray_cluster.is_initialized()
+
+
+@pytest.mark.slow
+def test_pool_replays_after_kills_at_reset_and_mid_episode(ray_cluster) -> None:
+    spec = EnvPoolSpec(SEARCHQA, dict(TINY))
+    commands = [["<search>river town</search>"] * 3, ["<answer>nobody</answer>"] * 3]
+    local = VectorEnvPool(spec, 3)
+    try:
+        expected = [local.reset([7, 8, 9], {"split": "train"})] + [local.step(c) for c in commands]
+    finally:
+        local.close()
+    with RayEnvPool(spec, 3, num_workers=2) as pool:
+        ray_cluster.kill(pool.workers[1])
+        got = [pool.reset([7, 8, 9], {"split": "train"}), pool.step(commands[0])]
+        for worker in pool.workers:  # both die: both are replaced and replayed
+            ray_cluster.kill(worker)
+        got.append(pool.step(commands[1]))
+        assert pool.replacements == 3
+    assert got == expected
