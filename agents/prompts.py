@@ -123,11 +123,19 @@ THOUGHT = "<think>I choose the next step.</think>"
 def response_for_command(env_id: str, command: str, native_tags: Sequence[str] = ()) -> str:
     """The model response that carries ``command`` in the env's protocol (SFT targets).
 
-    Commands already written in the env's own tags (e.g. ``<search>…</search>``) are kept as
-    they are; others are wrapped in ``<action>…</action>``.
+    Commands already written in the env's own tags (e.g. ``<search>…</search>``) keep their tag;
+    others are wrapped in ``<action>…</action>``. The content always starts with a space after the
+    opening tag, so a byte-level BPE splits a copied word (`` Veasuss``) exactly as it is split in
+    the observation it was copied from — copying is then token-for-token, which small models
+    learn far faster than re-segmenting a word.
     """
     del env_id
     stripped = command.strip()
-    if any(stripped.startswith(f"<{tag}>") for tag in native_tags):
-        return f"{THOUGHT}{stripped}"
-    return f"{THOUGHT}<action>{stripped}</action>"
+    for tag in native_tags:
+        opening, closing = f"<{tag}>", f"</{tag}>"
+        if stripped.startswith(opening) and stripped.endswith(closing):
+            inner = stripped[len(opening):-len(closing)]
+            return f"{THOUGHT}{opening} {inner.strip()}{closing}"
+        if stripped.startswith(opening):
+            return f"{THOUGHT}{stripped}"
+    return f"{THOUGHT}<action> {stripped}</action>"
