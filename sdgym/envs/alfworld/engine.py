@@ -3,7 +3,9 @@
 :func:`start_game` loads a ``game.tw-pddl`` (path or dict) into ``textworld``'s ``PddlEnv`` with
 alfworld's ``AlfredDemangler`` (ids displayed as "apple 1"), requesting the admissible commands
 and ``won``. Loading runs fast-downward's translator, which overwrites ``sys.argv``; this module
-saves and restores it.
+saves and restores it. Every new ``PddlEnv`` copies and loads its own ``libdownward`` that
+TextWorld never unloads (~2 MB per game; unloading it crashes the interpreter later): pass the
+previous env to :func:`start_game` to load the next game into it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ def preserved_argv() -> Iterator[None]:
 
 
 def start_game(
-    game: str | Mapping[str, Any], *, fast: bool = True, walkthrough: bool = False
+    game: str | Mapping[str, Any],
+    *,
+    fast: bool = True,
+    walkthrough: bool = False,
+    env: Any = None,
 ) -> Any:
     """A loaded (not yet reset) TextWorld environment for one ALFWorld game.
 
@@ -35,6 +41,7 @@ def start_game(
         game: path of a ``game.tw-pddl`` file, or its parsed JSON.
         fast: install the memoisation of :mod:`.speedups` (same trajectories, ~10x faster).
         walkthrough: ask for ``extra.walkthrough`` (the stored one, or the planner's) on reset.
+        env: an env from an earlier call (same ``walkthrough``) to load the game into.
     """
     import textworld
     from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
@@ -44,7 +51,8 @@ def start_game(
     infos = textworld.EnvInfos(
         admissible_commands=True, won=True, extras=["walkthrough"] if walkthrough else []
     )
-    env = AlfredDemangler(shuffle=False)(PddlEnv(infos))
+    if env is None:
+        env = AlfredDemangler(shuffle=False)(PddlEnv(infos))
     with preserved_argv():
         env.load(game if isinstance(game, str) else dict(game))
     return env
@@ -54,3 +62,4 @@ def reset_game(env: Any) -> Any:
     """``env.reset()`` with ``sys.argv`` preserved (a reset re-runs the translator)."""
     with preserved_argv():
         return env.reset()
+

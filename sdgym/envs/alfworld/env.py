@@ -87,12 +87,12 @@ class ALFWorldEnv(TextEnv):
     def _start_task(self, split: str, task_index: int) -> str:
         key = (canonical_split(split), task_index)
         if key != self._loaded_key:
-            self._close_game()
+            self._loaded_key = None  # a failed load is retried on the next reset
             if self._folders is not None:
                 self._files = read_game(self._folders[key[0]][task_index])
             else:
                 self._files = load_generated(*key, size=self.size)
-            self._game = start_game(self._files.game, fast=self.fast)
+            self._game = start_game(self._files.game, fast=self.fast, env=self._game)
             self._expert = Expert(
                 self._files.walkthrough,
                 self._files.task_type,

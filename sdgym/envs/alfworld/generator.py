@@ -2,9 +2,9 @@
 
 :func:`build_game` draws a scene (:mod:`.scene`) and writes its PDDL problem (:mod:`.problem`).
 fast-downward plans on the scene's task view (:func:`~.scene.task_view`: only the entities the
-task needs, so the blind search stays small in any room), in a forked child under a memory cap
-(:mod:`.capped`); the plan is then replayed on the whole game on TextWorld's PDDL engine and the
-game is kept only if the replay wins. The plan is stored as ``walkthrough``. A draw whose room
+task needs, so the blind search stays small in any room); the plan is then replayed on the whole
+game on TextWorld's PDDL engine and the game is kept only if the replay wins. Both run in a
+forked child under a memory cap (:mod:`.capped`). The plan is stored as ``walkthrough``. A draw whose room
 cannot host the task, whose planning exceeds its cap, or whose plan does not win is *redrawn*:
 the next candidate spec of :func:`~.splits.task_specs` (a fixed sub-seed sequence), so every
 index gets a game and the choice is the same on every machine.
@@ -101,22 +101,20 @@ def game_from_spec(spec: TaskSpec, scene: Scene | None = None) -> GameFiles:
     return GameFiles(game, traj)
 
 
-def plan_task(env: Any, view_game: dict[str, Any], limits: PlanLimits) -> list[str]:
-    """fast-downward's plan for ``view_game`` (a task view of ``env``'s game), as ``env``'s commands.
-
-    Runs in a capped child (:func:`~.capped.run_capped`); ``[]`` if the planner finds no plan.
-    Commands name entities as ``env`` displays them (its own numbering of "cabinet 3")."""
-    names = env.unwrapped._entity_infos
-
-    def search() -> list[str]:
+def plan_and_replay(game: dict[str, Any], view_game: dict[str, Any]) -> list[str] | None:
+    """fast-downward's plan for ``view_game`` (a task view of ``game``) as ``game``'s commands
+    (its own numbering of "cabinet 3"), if replaying it wins ``game``; else ``None``."""
+    env = start_game(game)
+    try:
         view = start_game(view_game)
         try:
             reset_game(view)
-            return list(view.unwrapped._pddl_state.replan(names))
+            walkthrough = list(view.unwrapped._pddl_state.replan(env.unwrapped._entity_infos))
         finally:
             view.close()
-
-    return run_capped(search, limits)
+        return walkthrough if replay_wins(env, walkthrough) else None
+    finally:
+        env.close()
 
 
 def replay_wins(env: Any, walkthrough: list[str]) -> bool:
@@ -136,20 +134,19 @@ def replay_wins(env: Any, walkthrough: list[str]) -> bool:
 def solve(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | None:
     """The verified game of ``spec`` with its walkthrough, or ``None`` (the caller redraws).
 
-    Raises :class:`SceneError` if the room can't host the task."""
+    Planning and replay run in a capped child (:func:`~.capped.run_capped`), so the caller's
+    process loads no engine. Raises :class:`SceneError` if the room can't host the task."""
     scene = scene_from_spec(spec)
     files = game_from_spec(spec, scene)
     view_game = scene_game(task_view(scene), game_name(spec))
-    env = start_game(files.game)
     try:
-        try:
-            walkthrough = plan_task(env, view_game, limits or PLAN_LIMITS)
-        except PlanningLimitExceeded:
-            return None
-        if not replay_wins(env, walkthrough):
-            return None
-    finally:
-        env.close()
+        walkthrough = run_capped(
+            lambda: plan_and_replay(files.game, view_game), limits or PLAN_LIMITS
+        )
+    except PlanningLimitExceeded:
+        return None
+    if walkthrough is None:
+        return None
     return GameFiles({**files.game, "solvable": True, "walkthrough": walkthrough}, files.traj)
 
 

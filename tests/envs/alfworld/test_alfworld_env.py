@@ -186,3 +186,29 @@ def test_planner_fallback_when_the_handcoded_expert_cannot_plan(monkeypatch) -> 
 def test_unknown_room_size_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="room size"):
         ALFWorldEnv(size="huge")
+
+
+@pytest.mark.slow
+def test_switching_tasks_reuses_one_engine_with_fresh_state() -> None:
+    """One TextWorld env (one libdownward copy) serves every task; a task played after another
+    gives the same trajectory as in a fresh env."""
+    traces = []
+    for warm_up in (False, True):
+        env = ALFWorldEnv(size="small")
+        try:
+            if warm_up:
+                _, info = env.reset(options={"split": "test", "task_index": 1})
+                env.step(info["admissible_actions"][0])
+                engine = env._game
+            obs, info = env.reset(options={"split": "test", "task_index": 2})
+            if warm_up:
+                assert env._game is engine
+            trace = [obs]
+            for action in info["privileged"]["expert_plan"]:
+                obs, _, _, _, info = env.step(action)
+                trace.append(obs)
+            traces.append((trace, info["won"]))
+        finally:
+            env.close()
+        assert env._game is None
+    assert traces[0] == traces[1] and traces[0][1]
