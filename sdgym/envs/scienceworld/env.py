@@ -33,7 +33,11 @@ Privileged info (``info["privileged"]``, with ``privileged=True``):
     then its remaining suffix while the agent follows it; ``None`` after the agent's first
     deviation (the simulator only plans from a task's start; rejected commands are not
     deviations, and a rejected gold step, which upstream's gold agent sometimes emits, is
-    skipped). ``gold_plan_from_start`` keeps the whole sequence and ``on_expert_path`` says
+    skipped). The plan answers the "Ambiguous request" prompts the replay actually meets (a
+    gold answer with no prompt pending is dropped, an unanswered prompt gets ``0``; see
+    :class:`~sdgym.envs.scienceworld.goal.ExpertPath`), so following ``expert_action`` never
+    sends a rejected command. ``gold_plan_from_start`` keeps the whole upstream sequence and
+    ``on_expert_path`` says
     whether the agent is still on it. ``text``: all of the above in prose. Gold sequences cost
     0.1-2 s per new (task, variation) (10-16 s for the Mendelian genetics tasks) and are cached;
     ``gold_plan=False`` skips them.
@@ -157,14 +161,14 @@ class ScienceWorldEnv(TextEnv):
                 info={"moves": 0, "engine_restarted": True, "task_failed": False},
             )
         if result.observation in (NO_MATCH, PARSER_ERROR):
-            if self._expert is not None and self._expert.is_next(command):
-                self._expert.advance(command)  # a gold step the simulator rejects: skip it
+            if self._expert is not None:
+                self._expert.skip_rejected(command)
             raise InvalidAction(
                 f"ScienceWorld cannot parse {command!r} ({result.observation}). Type 'help' for "
                 "the action templates, or 'objects' for the things you can refer to"
             )
         if self._expert is not None:
-            self._expert.advance(command)
+            self._expert.advance(command, result.observation)
         failed = result.score < 0
         self._best_score = max(self._best_score, min(result.score, 100))
         return EngineStep(

@@ -57,47 +57,88 @@ def _normalise(command: str) -> str:
     return " ".join(command.lower().split())
 
 
+AMBIGUOUS_PREFIX = "Ambiguous request"
+"""How the simulator starts an observation that asks which of several matches was meant."""
+
+FIRST_CHOICE = "0"
+"""The answer upstream's gold agent gives to an "Ambiguous request": the first listed match."""
+
+
+def is_choice(command: str) -> bool:
+    """Whether ``command`` answers an "Ambiguous request" (a bare number)."""
+    return command.strip().isdigit()
+
+
 @dataclass
 class ExpertPath:
-    """Tracks the upstream gold sequence while the agent follows it.
+    """Tracks the upstream gold sequence while the agent follows it, keeping it replayable.
 
-    While every accepted command equals the next gold action (case and spacing ignored), the
-    remaining suffix solves the task from the current state. After the first deviation no
+    While every accepted command equals the next expert action (case and spacing ignored), the
+    remaining plan solves the task from the current state. After the first deviation no
     expert plan for the current state is known (the simulator only plans from a task's start), so
     :attr:`plan` is ``None``; :attr:`full` still holds the whole sequence from the start.
     Commands the simulator rejects never reach the tracker, so they do not count as deviations.
+
+    Upstream's gold sequences answer "Ambiguous request" prompts with a bare number where the
+    gold agent met them; a replay can meet them one step earlier or later (which objects match a
+    name depends on where seeds and plants have been moved, e.g. in the Mendelian-genetics
+    tasks). So the plan is aligned to the prompts the replay actually gets: a gold answer with no
+    prompt pending is skipped, and a prompt the gold sequence does not answer at that point gets
+    :data:`FIRST_CHOICE` (upstream's own choice) before the next gold action.
     """
 
     full: list[str]
     position: int = 0
     on_path: bool = True
     deviations: list[str] = field(default_factory=list)
+    awaiting_choice: bool = False
 
-    def advance(self, command: str) -> None:
-        """Record an accepted command."""
+    def _skip_stale_choices(self) -> None:
+        if not self.awaiting_choice:
+            while self.position < len(self.full) and is_choice(self.full[self.position]):
+                self.position += 1
+
+    def _inserts_choice(self) -> bool:
+        return self.awaiting_choice and not (
+            self.position < len(self.full) and is_choice(self.full[self.position])
+        )
+
+    def advance(self, command: str, observation: str = "") -> None:
+        """Record an accepted command and the simulator's ``observation`` of it."""
         if not self.on_path:
             return
-        if self.position < len(self.full) and _normalise(command) == _normalise(
-            self.full[self.position]
-        ):
-            self.position += 1
+        if self.is_next(command):
+            if not self._inserts_choice():
+                self.position += 1
         else:
             self.on_path = False
             self.deviations.append(command)
+            return
+        self.awaiting_choice = observation.startswith(AMBIGUOUS_PREFIX)
+        self._skip_stale_choices()
+
+    def skip_rejected(self, command: str) -> None:
+        """A gold ``command`` the simulator rejected: leave it out of the plan."""
+        if self.on_path and self.is_next(command) and not self._inserts_choice():
+            self.position += 1
+            self._skip_stale_choices()
 
     def is_next(self, command: str) -> bool:
-        """Whether ``command`` is the next gold action (case and spacing ignored)."""
+        """Whether ``command`` is the next expert action (case and spacing ignored)."""
         nxt = self.next_action
         return nxt is not None and _normalise(command) == _normalise(nxt)
 
     @property
     def plan(self) -> list[str] | None:
-        """Remaining gold actions from the current state, or ``None`` once off the path."""
-        return list(self.full[self.position :]) if self.on_path else None
+        """Remaining expert actions from the current state, or ``None`` once off the path."""
+        if not self.on_path:
+            return None
+        rest = list(self.full[self.position :])
+        return [FIRST_CHOICE, *rest] if self._inserts_choice() else rest
 
     @property
     def next_action(self) -> str | None:
-        """Next gold action, or ``None`` (off the path, or the plan is used up)."""
+        """Next expert action, or ``None`` (off the path, or the plan is used up)."""
         plan = self.plan
         return plan[0] if plan else None
 

@@ -1,0 +1,55 @@
+"""The expert path's bookkeeping, without a JVM: following, deviating, prompt answers."""
+
+from __future__ import annotations
+
+from sdgym.envs.scienceworld.goal import FIRST_CHOICE, ExpertPath, is_choice
+
+AMBIGUOUS = "Ambiguous request: Please enter the number for the action you intended:\n0:\ta\n1:\tb"
+
+
+def test_following_and_deviating() -> None:
+    path = ExpertPath(["open door", "go to kitchen", "focus on apple"])
+    assert path.plan == ["open door", "go to kitchen", "focus on apple"]
+    path.advance("OPEN  door", "The door is now open.")
+    assert path.next_action == "go to kitchen" and path.on_path
+    path.advance("look around", "This room is called the hallway.")
+    assert path.plan is None and path.next_action is None and path.deviations == ["look around"]
+    path.advance("go to kitchen", "You move to the kitchen.")  # off the path for good
+    assert path.plan is None
+
+
+def test_gold_answer_with_the_prompt_is_kept() -> None:
+    path = ExpertPath(["move seed to pot", "0", "water pot"])
+    path.advance("move seed to pot", AMBIGUOUS)
+    assert path.plan == ["0", "water pot"]
+    path.advance("0", "You move the seed to the pot.")
+    assert path.plan == ["water pot"]
+
+
+def test_gold_answer_without_a_prompt_is_dropped() -> None:
+    path = ExpertPath(["move seed to pot", "0", "1", "water pot"])
+    path.advance("move seed to pot", "You move the seed to the pot.")
+    assert path.plan == ["water pot"] and path.position == 3
+
+
+def test_unanswered_prompt_gets_the_first_choice() -> None:
+    path = ExpertPath(["move seed to cup", "move plant to cup", "0", "water pot"])
+    path.advance("move seed to cup", AMBIGUOUS)
+    assert path.plan == [FIRST_CHOICE, "move plant to cup", "0", "water pot"]
+    path.advance(FIRST_CHOICE, "You move the seed to the cup.")
+    assert path.plan == ["move plant to cup", "0", "water pot"]  # gold position unchanged
+    path.advance("move plant to cup", "You move the plant to the cup.")
+    assert path.plan == ["water pot"]  # its stale answer dropped
+    path.advance("water pot", "You water the pot.")
+    assert path.plan == [] and path.next_action is None and path.on_path
+
+
+def test_rejected_gold_step_is_skipped_but_an_inserted_choice_is_not() -> None:
+    path = ExpertPath(["pick up thing", "look", "0"])
+    path.skip_rejected("pick up thing")
+    assert path.plan == ["look", "0"]
+    path.advance("look", AMBIGUOUS)
+    assert path.plan == ["0"]
+    path.skip_rejected("other")  # not the expert's action: nothing changes
+    assert path.plan == ["0"]
+    assert is_choice(" 12 ") and not is_choice("0 apples") and not is_choice("")
