@@ -15,16 +15,18 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 def candidate_commands(env: gym.Env, observation: str, info: dict[str, Any]) -> list[str]:
     """Commands an agent can choose from now.
 
-    ``info["admissible_actions"]`` when the env lists them; else the env's own discrete
-    candidates (``candidate_actions(observation, info)``, e.g. Search-QA); else the list computed
-    on request (``get_admissible_actions()``, e.g. ScienceWorld); else nothing.
+    The env's own discrete action set (``candidate_actions(observation, info)`` on the unwrapped
+    env) when it defines one -- Search-QA (open action set) and WebShop (free-text search bar)
+    do, and it takes precedence over the admissible list; else ``info["admissible_actions"]``;
+    else the list computed on request (``get_admissible_actions()``, e.g. ScienceWorld); else
+    nothing.
     """
-    actions = info.get("admissible_actions")
-    if actions:
-        return list(actions)
     core = env.unwrapped
     if hasattr(core, "candidate_actions"):
         return list(core.candidate_actions(observation, info))
+    actions = info.get("admissible_actions")
+    if actions:
+        return list(actions)
     if hasattr(core, "get_admissible_actions"):
         return list(core.get_admissible_actions() or [])
     return []
@@ -43,10 +45,10 @@ def hashed_bag_of_words(text: str, dim: int) -> np.ndarray:
 class AdmissibleDiscrete(gym.Wrapper):
     """Exposes the env's current candidate commands as ``Discrete(max_actions)``.
 
-    Candidates are ``info["admissible_actions"]``; envs with an open action set (no admissible
-    list) provide ``candidate_actions(observation, info)`` on their unwrapped env. The observation
-    becomes a ``Box``: hashed bag-of-words of the observation, then one block per candidate slot
-    (zeros for empty slots). ``action_masks()`` marks the live slots. An action index outside the
+    Candidates are :func:`candidate_commands`: the env's own ``candidate_actions(observation,
+    info)`` where it defines them (open or free-text action sets), else the admissible list. The
+    observation becomes a ``Box``: hashed bag-of-words of the observation, then one block per
+    candidate slot (zeros for empty slots). ``action_masks()`` marks the live slots. An action index outside the
     mask is sent as an empty command, which the env answers with an invalid-action observation.
     """
 

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sdgym.core import EngineStep, InvalidAction, TextEnv
 from sdgym.envs.webshop.catalog import generated_catalog
 from sdgym.envs.webshop.curriculum import EASY_SPLITS, easy_splits
+from sdgym.envs.webshop.discrete_actions import discrete_actions
 from sdgym.envs.webshop.engine import ShopEngine
 from sdgym.envs.webshop.expert import Expert
 from sdgym.envs.webshop.loaders import load_upstream
@@ -203,6 +204,13 @@ class WebShopEnv(TextEnv):
             "expert_action": plan[0] if plan else None,
             "text": self._privileged_text(public_goal, plan),
         }
+
+    def candidate_actions(self, observation: str, info: dict[str, Any]) -> list[str]:
+        """A small discrete action set for non-LLM agents (``AdmissibleDiscrete``): candidate
+        searches from the instruction in place of ``search[<query>]``, buttons in a fixed order,
+        then the page's other clicks (see :mod:`sdgym.envs.webshop.discrete_actions`)."""
+        del observation, info  # the current page and its (public) instruction say it all
+        return discrete_actions(self.goal["instruction_text"], self._admissible_actions())
 
     # ------------------------------------------------------------ helpers
     @property
