@@ -3,6 +3,8 @@
 ``test_expert_episode_steps`` reports ``steps_per_s`` (reset + expert actions per second, one
 uncached search per episode; target >= 1,000 in one process). ``test_product_search`` times the
 search bar's retriever call on fresh queries against the same queries answered from the LRU cache.
+``test_action_latency`` times one click in browser mode against text mode (skipped, with the
+reason, where Chromium is missing).
 
 Run: ``python -m pytest benchmarks/test_webshop_bench.py --benchmark-only``.
 """
@@ -69,3 +71,27 @@ def test_product_search(benchmark, cached: bool) -> None:
     counter = iter(range(10**9))
     hits = benchmark(lambda: search.search(queries[next(counter) % len(queries)]))
     assert isinstance(hits, tuple)
+
+
+@pytest.fixture(scope="module")
+def browser_env():
+    from sdgym.envs.webshop.chromium import browser_unavailable_reason
+
+    reason = browser_unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"browser mode: {reason}")
+    env = WebShopEnv(size="full", mode="browser", privileged=False)
+    yield env
+    env.close()
+
+
+@pytest.mark.parametrize("mode", ["text", "browser"])
+def test_action_latency(benchmark, request: pytest.FixtureRequest, mode: str) -> None:
+    """One paging click on a results page (``click[next >]`` / ``click[< prev]`` in turn): the
+    browser's round trip through Chromium and the Flask site against the in-process engine."""
+    env = request.getfixturevalue("browser_env") if mode == "browser" else WebShopEnv(size="full")
+    env.reset(options={"split": "test", "task_index": 0})
+    env.step("search[shoes]")
+    clicks = iter(["click[next >]", "click[< prev]"] * 10**6)
+    step = benchmark(lambda: env.step(next(clicks)))
+    assert step[4]["action_valid"]
