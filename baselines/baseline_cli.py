@@ -1,55 +1,144 @@
-"""``sdgym baseline``: reference policies on every installed env, one table and a JSONL file."""
+"""``sdgym baseline``: reference policies (random, expert, MaskablePPO) on the installed envs.
+
+Two modes, one record format (the benchmark's, so reports can mix reference baselines and LLM
+runs: ``kind="baseline"``, ``method``, per-seed success/score, ``train_seconds``):
+
+- ``sdgym baseline --env ID --algo random,expert,maskable_ppo``: evaluate those policies, with a
+  progress bar per (env, policy), and write ``results.jsonl``.
+- ``sdgym baseline --table [--preset cpu-mini]``: the baseline part of a benchmark preset
+  (``baseline_envs``, ``baseline_algos``, MaskablePPO on ``ppo_envs``) on each env's easy split,
+  run resumably as benchmark cells; writes ``results.jsonl``, the benchmark's ``report.md`` and
+  ``table.md`` (one row per env, one column per policy).
+
+Splits: ``--split easy`` evaluates on each env's easy evaluation split (``easy_val`` where the env
+has one, else ``easy``, else ``test``); MaskablePPO trains on ``easy_train``, else ``easy``, else
+``train`` (ALFWorld's only easy split, ``easy``, is used for both).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from baselines.evaluation import evaluate_policy
 from baselines.reference_policies import POLICIES
 from sdgym.registration import ENVIRONMENTS, implemented
 
 ALGOS = (*POLICIES, "maskable_ppo")
+EASY = "easy"
+"""The ``--split`` value that means each env's own easy evaluation split."""
+EASY_EVAL_SPLITS: tuple[str, ...] = ("easy_val", "easy")
+EASY_TRAIN_SPLITS: tuple[str, ...] = ("easy_train", "easy")
+
+
+def env_splits(env_id: str) -> tuple[str, ...]:
+    """The split names of a registered env (read from its class; nothing is built)."""
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    import sdgym  # noqa: F401  (registers the env ids)
+
+    return tuple(getattr(load_env_creator(gym.spec(env_id).entry_point), "splits", ()))
+
+
+def _first_in(splits: Sequence[str], preferred: Sequence[str], fallback: str) -> str:
+    return next((s for s in preferred if s in splits), fallback)
+
+
+def evaluation_split(split: str, env_id: str) -> str:
+    """``split``, or for ``"easy"`` the env's easy evaluation split (see the module docstring)."""
+    return _first_in(env_splits(env_id), EASY_EVAL_SPLITS, "test") if split == EASY else split
+
+
+def ppo_train_split(env_id: str) -> str:
+    """The split MaskablePPO trains on by default (see the module docstring)."""
+    return _first_in(env_splits(env_id), EASY_TRAIN_SPLITS, "train")
 
 
 def make_policy(algo: str, env_id: str, env_kwargs: dict, ppo_timesteps: int = 20_000,
                 ppo_split: str | None = None):
-    """The policy for ``algo`` (MaskablePPO is trained first, on the easy or train split)."""
+    """The policy for ``algo`` (MaskablePPO is trained first, on ``ppo_split`` or the easy one)."""
+    if algo not in ALGOS:
+        raise ValueError(f"unknown algo {algo!r}; choose from {sorted(ALGOS)}")
     if algo != "maskable_ppo":
         return POLICIES[algo]()
-    import gymnasium as gym
-
     from baselines.maskable_ppo import MaskablePPOPolicy, train_maskable_ppo
 
-    probe = gym.make(env_id, **env_kwargs)
-    splits = probe.unwrapped.splits
-    probe.close()
-    split = ppo_split or ("easy_train" if "easy_train" in splits else "train")
+    split = ppo_split or ppo_train_split(env_id)
     return MaskablePPOPolicy(train_maskable_ppo(env_id, env_kwargs, split, ppo_timesteps))
+
+
+def run_baseline(
+    env_id: str,
+    algo: str,
+    env_kwargs: dict[str, Any],
+    *,
+    split: str = "test",
+    episodes: int = 16,
+    seeds: Sequence[int] = tuple(range(8)),
+    ppo_timesteps: int = 20_000,
+    ppo_split: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Train (MaskablePPO only) and evaluate one reference baseline; its result record.
+
+    The record is :meth:`EvaluationResult.to_record` plus the fields the benchmark report reads
+    (``kind="baseline"``, ``method``, ``seed``, ``validation``, ``auc``, ``train_seconds``) and
+    ``env_kwargs``. ``split`` may be ``"easy"`` (:func:`evaluation_split`).
+    """
+    started = time.perf_counter()
+    policy = make_policy(algo, env_id, env_kwargs, ppo_timesteps, ppo_split)
+    train_seconds = time.perf_counter() - started
+    result = evaluate_policy(env_id, policy, split=evaluation_split(split, env_id),
+                             episodes=episodes, seeds=seeds, env_kwargs=env_kwargs,
+                             progress=progress)
+    record = result.to_record()
+    record.update(kind="baseline", method=algo, seed=0, env_kwargs=env_kwargs, validation=[],
+                  auc=None, train_seconds=train_seconds)
+    return record
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``sdgym baseline``."""
     parser.add_argument("--env", action="append", default=None,
-                        help="env id (repeatable; default: every installed env)")
+                        help="env id (repeatable; default: every installed env, or with --table "
+                             "the preset's baseline envs)")
     parser.add_argument("--algo", default="random,expert",
                         help=f"comma-separated, from {sorted(ALGOS)}")
     parser.add_argument("--ppo-timesteps", type=int, default=20_000,
                         help="MaskablePPO training steps per env")
     parser.add_argument("--ppo-split", default=None,
-                        help="split MaskablePPO trains on (default: easy_train where the env has "
-                             "one, else train)")
-    parser.add_argument("--split", default="test")
+                        help="split MaskablePPO trains on (default: easy_train, else easy, else "
+                             "train)")
+    parser.add_argument("--split", default=None,
+                        help="evaluation split, or 'easy' for each env's easy one (default: test; "
+                             "with --table: easy)")
     parser.add_argument("--episodes", type=int, default=16, help="tasks per rollout seed")
     parser.add_argument("--seeds", type=int, default=8, help="number of rollout seeds")
-    parser.add_argument("--out", default="reports/baselines", help="output folder")
+    parser.add_argument("--out", default=None,
+                        help="output folder (default reports/baselines, with --table "
+                             "reports/baseline-table-<preset>)")
     parser.add_argument("--env-kwarg", action="append", default=[], metavar="[ID:]KEY=VALUE",
                         help="keyword for gym.make, for every env or for ID only, "
                              "e.g. SearchQA-v0:size=tiny")
+    parser.add_argument("--table", action="store_true",
+                        help="run the baseline part of a benchmark preset (random, expert, "
+                             "MaskablePPO; its envs, budgets and env kwargs) and write a table")
+    parser.add_argument("--preset", default="cpu-mini",
+                        help="benchmark preset for --table (name or TOML file)")
 
 
 def run(args: argparse.Namespace) -> int:
+    """``sdgym baseline``: the per-policy evaluation, or with ``--table`` the preset's table."""
+    return run_table(args) if args.table else run_policies(args)
+
+
+def run_policies(args: argparse.Namespace) -> int:
     """Evaluate each requested policy on each requested env and write ``results.jsonl``."""
     from rich.console import Console
     from rich.progress import Progress
@@ -67,11 +156,12 @@ def run(args: argparse.Namespace) -> int:
     missing = [e for e in env_ids if e not in available]
     if missing:
         raise ValueError(f"not installed or unknown: {missing}; installed: {available}")
-    out = Path(args.out)
+    split = args.split or "test"
+    out = Path(args.out or "reports/baselines")
     out.mkdir(parents=True, exist_ok=True)
     console = Console()
-    table = Table(title=f"reference baselines on {args.split} ({args.seeds} seeds)")
-    for column in ("env", "policy", "success mean ± std", "score", "seconds"):
+    table = Table(title=f"reference baselines on {split} ({args.seeds} seeds)")
+    for column in ("env", "policy", "split", "success mean ± std", "score", "seconds"):
         table.add_column(column)
     records = []
     with Progress(console=console, transient=True) as progress:
@@ -79,17 +169,70 @@ def run(args: argparse.Namespace) -> int:
             kwargs = env_kwargs_for(entries[env_id], args.env_kwarg)
             for algo in algos:
                 task = progress.add_task(f"{env_id} {algo}", total=args.episodes * args.seeds)
-                result = evaluate_policy(
-                    env_id, make_policy(algo, env_id, kwargs, args.ppo_timesteps, args.ppo_split), split=args.split, episodes=args.episodes,
-                    seeds=range(args.seeds), env_kwargs=kwargs,
-                    progress=lambda n, t=task: progress.advance(t, n),
+                record = run_baseline(
+                    env_id, algo, kwargs, split=split, episodes=args.episodes,
+                    seeds=range(args.seeds), ppo_timesteps=args.ppo_timesteps,
+                    ppo_split=args.ppo_split, progress=lambda n, t=task: progress.advance(t, n),
                 )
-                records.append({**result.to_record(), "env_kwargs": kwargs})
-                table.add_row(env_id, algo, f"{result.success_mean:.3f} ± {result.success_std:.3f}",
-                              f"{result.score_mean:.3f}", f"{result.seconds:.1f}")
+                records.append(record)
+                table.add_row(env_id, algo, record["split"],
+                              f"{record['success_mean']:.3f} ± {record['success_std']:.3f}",
+                              f"{record['score_mean']:.3f}",
+                              f"{record['train_seconds'] + record['seconds']:.1f}")
     with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record) + "\n")
     console.print(table)
     console.print(f"wrote {out / 'results.jsonl'}")
     return 0
+
+
+def run_table(args: argparse.Namespace) -> int:
+    """The baseline cells of a benchmark preset on the easy splits, ``report.md`` and ``table.md``."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from baselines.benchmark.matrix import load_benchmark_preset, plan, run_matrix
+    from baselines.benchmark.report import write_report
+
+    preset = load_benchmark_preset(args.preset)
+    preset = replace(preset, envs=[], baseline_envs=args.env or preset.baseline_envs,
+                     baseline_split=args.split or EASY)
+    out = Path(args.out or f"reports/baseline-table-{preset.name}")
+    out.mkdir(parents=True, exist_ok=True)
+    console = Console()
+    cells, _ = plan(preset)
+    with Progress(console=console) as progress:
+        task = progress.add_task(f"{preset.name} baselines", total=len(cells))
+
+        def on_cell(cell, status: str) -> None:
+            progress.advance(task)
+            progress.console.print(f"{status:>7}  {cell.key}")
+
+        result = run_matrix(preset, out, on_cell=on_cell)
+    write_report(result, out, f"sdgym reference baselines — {preset.name}")
+    missing = [f"{f['cell']}: {f['error']}" for f in result["failures"]] + result["notes"]
+    table = baseline_table(result["records"], missing)
+    (out / "table.md").write_text(table)
+    console.print(table, soft_wrap=True, markup=False)
+    console.print(f"wrote {out / 'table.md'}, {out / 'report.md'}, {out / 'results.jsonl'}")
+    return 1 if result["failures"] else 0
+
+
+def baseline_table(records: Sequence[dict[str, Any]], missing: Sequence[str] = ()) -> str:
+    """Markdown: one row per env, one ``success mean ± std`` column per policy (and the split)."""
+    algos = [a for a in ALGOS if any(r["method"] == a for r in records)]
+    by_env: dict[str, dict[str, dict[str, Any]]] = {}
+    for record in records:
+        by_env.setdefault(record["env_id"], {})[record["method"]] = record
+    lines = ["| env | split | " + " | ".join(algos) + " |",
+             "|---|---|" + "---|" * len(algos)]
+    for env_id, row in by_env.items():
+        split = next(iter(row.values()))["split"]
+        cells = [f"{row[a]['success_mean']:.3f} ± {row[a]['success_std']:.3f}" if a in row else "–"
+                 for a in algos]
+        lines.append(f"| {env_id} | {split} | " + " | ".join(cells) + " |")
+    lines += ["", "Success rate, mean ± std over rollout seeds; privileged info hidden except for "
+              "the expert. MaskablePPO trains on the easy training split first."]
+    lines += [f"- missing: {m}" for m in missing]
+    return "\n".join(lines) + "\n"

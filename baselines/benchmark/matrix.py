@@ -46,6 +46,10 @@ class BenchmarkPreset:
     ppo_envs: list[str] = field(default_factory=list)
     """Envs that also get a MaskablePPO baseline (trained for ``ppo_timesteps`` steps)."""
     ppo_timesteps: int = 5_000
+    ppo_timesteps_per_env: dict[str, int] = field(default_factory=dict)
+    """Per-env override of ``ppo_timesteps`` (slow engines get a smaller budget)."""
+    baseline_split: str = "test"
+    """Split the reference baselines are evaluated on; ``"easy"``: each env's easy one."""
     baseline_episodes_per_env: dict[str, int] = field(default_factory=dict)
     """Per-env override of ``baseline_episodes`` (slow engines get fewer tasks per seed)."""
     retries: int = 1
@@ -123,15 +127,13 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
     env_kwargs = dict(preset.env_kwargs.get(cell.env_id, {}))
     started = time.perf_counter()
     if cell.kind == "baseline":
-        from baselines.baseline_cli import make_policy
-        from baselines.evaluation import evaluate_policy
+        from baselines.baseline_cli import run_baseline
 
-        episodes = preset.baseline_episodes_per_env.get(cell.env_id, preset.baseline_episodes)
-        policy = make_policy(cell.method, cell.env_id, env_kwargs, preset.ppo_timesteps)
-        result = evaluate_policy(cell.env_id, policy, episodes=episodes,
-                                 seeds=range(preset.baseline_seeds), env_kwargs=env_kwargs)
-        record = result.to_record()
-        record.update(validation=[], auc=None, train_seconds=0.0)
+        record = run_baseline(
+            cell.env_id, cell.method, env_kwargs, split=preset.baseline_split,
+            episodes=preset.baseline_episodes_per_env.get(cell.env_id, preset.baseline_episodes),
+            seeds=range(preset.baseline_seeds),
+            ppo_timesteps=preset.ppo_timesteps_per_env.get(cell.env_id, preset.ppo_timesteps))
     else:
         from baselines.config import load_preset
         from baselines.trainer import Trainer

@@ -1,14 +1,18 @@
-"""Random and expert reference policies, and the ``sdgym baseline`` command."""
+"""Random, expert and MaskablePPO reference baselines, and the ``sdgym baseline`` command."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from sdgym_test_params import AVAILABLE_IDS, FAST_KWARGS
 
+from baselines.baseline_cli import evaluation_split, ppo_train_split, run_baseline
 from baselines.evaluation import evaluate_policy
 from baselines.reference_policies import ExpertPolicy, RandomPolicy
 from sdgym.cli import main
+
+SLOW_ENGINES = {"sdgym/ScienceWorld-v0", "sdgym/ALFWorld-v0"}
 
 
 def test_expert_solves_and_random_does_not_on_searchqa() -> None:
@@ -46,3 +50,83 @@ def test_baseline_command_writes_results(tmp_path) -> None:
 def test_baseline_command_rejects_unknown_algo(tmp_path, capsys) -> None:
     assert main(["baseline", "--algo", "nope", "--out", str(tmp_path)]) == 2
     assert "unknown --algo" in capsys.readouterr().err
+
+
+def test_easy_splits_per_env() -> None:
+    assert evaluation_split("easy", "sdgym/SearchQA-v0") == "easy_val"
+    assert evaluation_split("easy", "sdgym/WebShop-v0") == "easy_val"
+    assert evaluation_split("val", "sdgym/WebShop-v0") == "val"
+    assert ppo_train_split("sdgym/WebShop-v0") == "easy_train"
+    if "sdgym/ALFWorld-v0" in AVAILABLE_IDS:
+        assert evaluation_split("easy", "sdgym/ALFWorld-v0") == ppo_train_split(
+            "sdgym/ALFWorld-v0") == "easy"
+    if "sdgym/ScienceWorld-v0" in AVAILABLE_IDS:
+        assert evaluation_split("easy", "sdgym/ScienceWorld-v0") == "test"
+        assert ppo_train_split("sdgym/ScienceWorld-v0") == "train"
+
+
+@pytest.mark.parametrize("env_id", [
+    pytest.param(e, marks=[pytest.mark.slow] if e in SLOW_ENGINES else []) for e in AVAILABLE_IDS])
+def test_sb3_check_env_passes_on_the_wrapped_env(env_id: str) -> None:
+    from stable_baselines3.common.env_checker import check_env
+
+    from baselines.maskable_ppo import make_discrete_env
+
+    env = make_discrete_env(env_id, FAST_KWARGS[env_id], ppo_train_split(env_id))
+    try:
+        check_env(env, warn=False)
+        env.reset(seed=0)
+        assert env.action_masks().any()
+    finally:
+        env.close()
+
+
+def test_run_baseline_record_has_the_benchmark_fields() -> None:
+    record = run_baseline("sdgym/WebShop-v0", "random", {"size": "tiny"}, split="easy",
+                          episodes=3, seeds=[0, 1])
+    assert record["kind"] == "baseline" and record["method"] == "random"
+    assert record["split"] == "easy_val" and len(record["success_per_seed"]) == 2
+    assert record["validation"] == [] and record["auc"] is None
+    with pytest.raises(ValueError, match="unknown algo"):
+        run_baseline("sdgym/WebShop-v0", "nope", {"size": "tiny"})
+
+
+def test_baseline_table_command_runs_a_preset(tmp_path) -> None:
+    preset = tmp_path / "tiny-table.toml"
+    preset.write_text("\n".join([
+        'train_preset = "cpu-smoke"', "envs = []", "methods = []", "seeds = [0]",
+        'baseline_envs = ["sdgym/SearchQA-v0", "sdgym/WebShop-v0"]',
+        'baseline_algos = ["random", "expert"]', "baseline_episodes = 3", "baseline_seeds = 2",
+        'ppo_envs = ["sdgym/WebShop-v0"]', "ppo_timesteps = 5000",
+        '[ppo_timesteps_per_env]', '"sdgym/WebShop-v0" = 128',
+        '[env_kwargs."sdgym/SearchQA-v0"]', 'size = "tiny"',
+        '[env_kwargs."sdgym/WebShop-v0"]', 'size = "tiny"', ""]))
+    out = tmp_path / "table"
+    assert main(["baseline", "--table", "--preset", str(preset), "--out", str(out)]) == 0
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [(r["env_id"].split("/")[1], r["method"]) for r in records] == [
+        ("SearchQA-v0", "random"), ("SearchQA-v0", "expert"), ("WebShop-v0", "random"),
+        ("WebShop-v0", "expert"), ("WebShop-v0", "maskable_ppo")]
+    assert {r["split"] for r in records} == {"easy_val"}
+    assert all(r["kind"] == "baseline" for r in records)
+    assert records[-1]["train_seconds"] > 0
+    table = (out / "table.md").read_text().splitlines()
+    assert table[0] == "| env | split | random | expert | maskable_ppo |"
+    assert table[2].startswith("| sdgym/SearchQA-v0 | easy_val |") and table[2].endswith("| – |")
+    assert "1.000 ± 0.000" in table[3]
+    assert "## sdgym/WebShop-v0" in (out / "report.md").read_text()
+
+
+def _ppo_vs_random(env_id: str, kwargs: dict, timesteps: int, episodes: int) -> tuple[dict, dict]:
+    common = {"split": "easy", "episodes": episodes, "seeds": [0, 1]}
+    ppo = run_baseline(env_id, "maskable_ppo", kwargs, ppo_timesteps=timesteps, **common)
+    random = run_baseline(env_id, "random", kwargs, **common)
+    return ppo, random
+
+
+@pytest.mark.slow
+def test_maskable_ppo_beats_random_on_webshop_easy() -> None:
+    """6,000 steps on easy_train (about a minute), evaluated on the 23 unseen easy_val goals."""
+    ppo, random = _ppo_vs_random("sdgym/WebShop-v0", {"size": "small"}, 6000, 23)
+    assert ppo["split"] == "easy_val" and ppo["episodes_per_seed"] == 23
+    assert ppo["success_mean"] >= random["success_mean"] + 0.25, (ppo, random)
