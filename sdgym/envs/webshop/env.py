@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sdgym.core import EngineStep, InvalidAction, TextEnv
 from sdgym.envs.webshop.catalog import generated_catalog
-from sdgym.envs.webshop.curriculum import EASY_SPLITS, easy_splits
+from sdgym.envs.webshop.curriculum import EASY_SPLITS, easy_query, easy_splits
 from sdgym.envs.webshop.discrete_actions import discrete_actions
 from sdgym.envs.webshop.engine import ShopEngine
 from sdgym.envs.webshop.expert import Expert
@@ -228,13 +228,23 @@ class WebShopEnv(TextEnv):
     def expert_plan(self) -> list[str]:
         """The expert's actions from the current state to the purchase (cached per state)."""
         if self._expert is None:
-            self._expert = Expert(self.engine, self.goal)
+            self._expert = self._make_expert()
         if self._state not in self._plans:
             try:
                 self._plans[self._state] = self._expert.plan(self._state)
             except InvalidAction:  # pragma: no cover - the expert only emits valid actions
                 self._plans[self._state] = []
         return list(self._plans[self._state])
+
+    def _make_expert(self) -> Expert:
+        """The goal's expert; on an easy split it follows the easy policy (instruction query,
+        first hit, Buy Now), which a student can imitate from public information."""
+        if self._split in EASY_SPLITS:
+            hits = self.engine.index.search(easy_query(self.goal))
+            if hits:
+                return Expert(self.engine, self.goal, target=hits[0],
+                              query=str(self.goal["instruction_text"]))
+        return Expert(self.engine, self.goal)
 
     def _release(self) -> None:
         if self._browser is not None:

@@ -3,8 +3,9 @@
 Policy (re-planned from wherever the agent is):
 
 - search page: ``search[q]`` with the first of these queries that puts the target on results
-  page 1 -- goal attributes + query, the same plus the goal option values, the target's title --
-  or else the one that ranks it highest;
+  page 1 -- the instruction text itself (public, so the student can imitate it; on the easy
+  splits it puts the target first), goal attributes + query, the same plus the goal option
+  values, the target's title -- or else the one that ranks it highest;
 - results page: the target's ``click[asin]`` if shown, ``click[next >]``/``click[< prev]``
   towards the page that shows it, else ``click[back to search]``;
 - item page of another product: ``click[< prev]``; of the target: ``click[value]`` for each goal
@@ -54,13 +55,16 @@ def resolve_goal_options(
 class Expert:
     """The expert for one goal over one engine."""
 
-    def __init__(self, engine: ShopEngine, goal: Mapping[str, Any]) -> None:
+    def __init__(self, engine: ShopEngine, goal: Mapping[str, Any], *,
+                 target: str | None = None, query: str | None = None) -> None:
+        """``target``/``query`` replace the goal's asin and the query search (the easy splits
+        buy the first hit of the instruction, which wins by their definition)."""
         self.engine = engine
         self.goal = goal
-        self.target = str(goal["asin"])
+        self.target = str(target or goal["asin"])
         product = engine.catalog.by_asin[self.target]
         self.options = resolve_goal_options(product, goal_option_values(goal))
-        self._query: str | None = None
+        self._query: str | None = " ".join(query.lower().split()) if query else None
 
     @property
     def query(self) -> str:
@@ -68,6 +72,7 @@ class Expert:
         if self._query is None:
             base = " ".join([*self.goal["attributes"], self.goal["query"]])
             candidates = [
+                str(self.goal["instruction_text"]),  # public: what a student can type too
                 base,
                 " ".join([base, *(value for _, value in self.options)]),
                 self.engine.catalog.by_asin[self.target]["Title"],
