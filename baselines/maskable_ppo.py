@@ -1,8 +1,10 @@
 """MaskablePPO (sb3-contrib) on any sdgym env through :class:`~sdgym.wrappers.AdmissibleDiscrete`.
 
-The agent sees hashed bag-of-words features of the observation and of each candidate command
-(the admissible list, or the env's own discrete candidates for open-action envs such as
-Search-QA) and picks a slot; ``action_masks()`` hides empty slots. Privileged info is hidden.
+The agent sees hashed bag-of-words features of the task, the observation and each candidate
+command (the env's own discrete candidates where it defines them, e.g. Search-QA and WebShop,
+else the admissible list) and picks a slot with :class:`~baselines.slot_policy.SlotScoringPolicy`
+(one scorer shared by every slot); ``action_masks()`` hides empty slots. Privileged info is
+hidden.
 """
 
 from __future__ import annotations
@@ -38,10 +40,14 @@ def train_maskable_ppo(env_id: str, env_kwargs: dict[str, Any], split: str, time
     """Train MaskablePPO for ``timesteps`` env steps on ``split``; return the sb3 model."""
     from sb3_contrib import MaskablePPO
 
+    from baselines.slot_policy import SlotScoringPolicy
+
     env = make_discrete_env(env_id, env_kwargs, split, max_actions)
-    model = MaskablePPO("MlpPolicy", env, seed=seed, n_steps=256, batch_size=64, n_epochs=4,
-                        learning_rate=3e-4, ent_coef=0.01, gamma=0.99, verbose=0, device="cpu",
-                        policy_kwargs={"net_arch": [64, 64]})
+    layout = {"obs_dim": env.obs_dim, "max_actions": env.max_actions,
+              "action_dim": env.action_dim}
+    model = MaskablePPO(SlotScoringPolicy, env, seed=seed, n_steps=256, batch_size=64,
+                        n_epochs=4, learning_rate=3e-4, ent_coef=0.01, gamma=0.99, verbose=0,
+                        device="cpu", policy_kwargs={"features_extractor_kwargs": layout})
     model.learn(total_timesteps=timesteps)
     env.close()
     return model
@@ -58,13 +64,18 @@ class MaskablePPOPolicy:
         self.max_actions = max_actions
         self.deterministic = deterministic
         self._featuriser: AdmissibleDiscrete | None = None
+        self._task_text: str | None = None
 
     def reset(self, seed: int) -> None:
         self.model.set_random_seed(seed)
+        self._task_text = None  # the next observation starts an episode
 
     def act(self, observation: str, info: dict[str, Any], env: gym.Env) -> str:
         if self._featuriser is None or self._featuriser.env is not env:
             self._featuriser = AdmissibleDiscrete(env, max_actions=self.max_actions)
+        if self._task_text is None:
+            self._task_text = observation
+        self._featuriser.task_text = self._task_text
         features = self._featuriser.featurise(observation, info)
         action, _ = self.model.predict(features, action_masks=self._featuriser.action_masks(),
                                        deterministic=self.deterministic)

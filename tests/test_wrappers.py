@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 
 from sdgym.wrappers import AdmissibleDiscrete, RecordEpisodes, TaggedActions, extract_tagged
-from sdgym.wrappers.admissible_discrete import hashed_bag_of_words
+from sdgym.wrappers.admissible_discrete import (
+    command_argument,
+    context_in,
+    hashed_bag_of_words,
+    split_features,
+)
 
 
 @pytest.mark.parametrize(
@@ -65,6 +70,36 @@ def test_admissible_discrete_masks_and_out_of_mask_actions() -> None:
     assert info["action_valid"] and env.action_masks().sum() > 1
     _, _, terminated, _, info = env.step(7 if not env.action_masks()[7] else 100)
     assert info["action_valid"] is False and not terminated
+    env.close()
+
+
+def test_command_argument_and_its_context_in_the_observation() -> None:
+    assert command_argument("<answer>Port Thounio</answer>") == "Port Thounio"
+    assert command_argument("click[b05duy2fqg]") == "b05duy2fqg"
+    assert command_argument("go to desk 1") == "go to desk 1"
+    observation = "Republic of Staethiost. Its capital is Port Thounio. The official language"
+    assert context_in(observation, "<answer>port thounio</answer>", window=2) == [
+        "<capital", "<is", ">the", ">official"]
+    assert context_in(observation, "<answer>Veasuss</answer>") == []
+    assert context_in(observation, "<answer></answer>") == []
+
+
+def test_features_hold_the_task_the_observation_and_each_slot() -> None:
+    env = AdmissibleDiscrete(gym.make("sdgym/SearchQA-v0", size="tiny"), max_actions=8,
+                             obs_dim=64, action_dim=16)
+    env.reset(seed=0, options={"split": "test"})
+    task = env.task_text
+    assert "Question:" in task
+    features, _, _, _, _ = env.step(0)
+    context, slots = split_features(features, 64, 8, 16)
+    assert np.allclose(context[:64], hashed_bag_of_words(task, 64))  # the task stays
+    assert not np.allclose(context[64:], context[:64])  # the observation changed
+    assert slots.shape == (8, 32)
+    for slot, command in enumerate(env.candidates):
+        assert np.allclose(slots[slot, :16], hashed_bag_of_words(command, 16))
+    assert not slots[len(env.candidates):].any()
+    answers = [i for i, c in enumerate(env.candidates) if c.startswith("<answer>")]
+    assert any(slots[i, 16:].any() for i in answers)  # mentioned in the results: has a context
     env.close()
 
 

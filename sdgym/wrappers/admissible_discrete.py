@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+_ARGUMENT = re.compile(r"^\s*<(\w+)>(.*)</\1>\s*$|^\s*(\w+)\[(.*)\]\s*$", re.DOTALL)
 
 
 def candidate_commands(env: gym.Env, observation: str, info: dict[str, Any]) -> list[str]:
@@ -32,14 +33,55 @@ def candidate_commands(env: gym.Env, observation: str, info: dict[str, Any]) -> 
     return []
 
 
-def hashed_bag_of_words(text: str, dim: int) -> np.ndarray:
-    """L2-normalised hashed bag of words (unigrams and bigrams, crc32 buckets) of ``text``."""
+def hashed_bag_of_words(text: str, dim: int, tag: str = "") -> np.ndarray:
+    """L2-normalised hashed bag of words (unigrams and bigrams, crc32 buckets) of ``text``.
+
+    ``tag`` prefixes every gram before hashing (so tagged and untagged words fall into different
+    buckets).
+    """
+    return _hashed_grams(_TOKEN.findall(text.lower()), dim, tag)
+
+
+def _hashed_grams(tokens: list[str], dim: int, tag: str = "") -> np.ndarray:
     vector = np.zeros(dim, dtype=np.float32)
-    tokens = _TOKEN.findall(text.lower())
     for gram in tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:])]:
-        vector[zlib.crc32(gram.encode()) % dim] += 1.0
+        vector[zlib.crc32(f"{tag}{gram}".encode()) % dim] += 1.0
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm > 0 else vector
+
+
+def command_argument(command: str) -> str:
+    """What a command refers to: the text inside ``<verb>...</verb>`` or ``verb[...]``, else the
+    command itself."""
+    match = _ARGUMENT.match(command)
+    if match is None:
+        return command.strip()
+    return match.group(2) if match.group(2) is not None else match.group(4)
+
+
+def context_in(observation: str, command: str, window: int = 3) -> list[str]:
+    """Where the observation mentions the command's argument: the ``window`` words before and
+    after its first mention (tagged ``<`` and ``>``), as a word list (empty if not mentioned)."""
+    argument = _TOKEN.findall(command_argument(command).lower())
+    words = _TOKEN.findall(observation.lower())
+    size = len(argument)
+    if not size:
+        return []
+    for start in range(len(words) - size + 1):
+        if words[start:start + size] == argument:
+            before = words[max(0, start - window):start]
+            after = words[start + size:start + size + window]
+            return [f"<{w}" for w in before] + [f">{w}" for w in after]
+    return []
+
+
+def split_features(features: Any, obs_dim: int, max_actions: int, action_dim: int) -> tuple[Any, Any]:
+    """``(context, slots)`` of (a batch of) :class:`AdmissibleDiscrete` feature vectors (numpy or
+    torch): ``(..., 2 * obs_dim)`` (task and observation) and ``(..., max_actions,
+    2 * action_dim)`` (one row per candidate slot)."""
+    context = features[..., : 2 * obs_dim]
+    slots = features[..., 2 * obs_dim:]
+    return context, slots.reshape(*slots.shape[:-1], max_actions, 2 * action_dim)
 
 
 class AdmissibleDiscrete(gym.Wrapper):
@@ -47,9 +89,12 @@ class AdmissibleDiscrete(gym.Wrapper):
 
     Candidates are :func:`candidate_commands`: the env's own ``candidate_actions(observation,
     info)`` where it defines them (open or free-text action sets), else the admissible list. The
-    observation becomes a ``Box``: hashed bag-of-words of the observation, then one block per
-    candidate slot (zeros for empty slots). ``action_masks()`` marks the live slots. An action index outside the
-    mask is sent as an empty command, which the env answers with an invalid-action observation.
+    observation becomes a ``Box`` of hashed bags of words (:func:`hashed_bag_of_words`): the task
+    (the episode's first observation), the current observation, then one block per candidate slot
+    -- the candidate's words, and the words around its mention in the observation
+    (:func:`context_in`) -- zeros for empty slots. ``action_masks()`` marks the live slots. An
+    action index outside the mask is sent as an empty command, which the env answers with an
+    invalid-action observation. :func:`split_features` undoes the layout.
     """
 
     def __init__(
@@ -60,20 +105,28 @@ class AdmissibleDiscrete(gym.Wrapper):
         self.obs_dim = obs_dim
         self.action_dim = action_dim
         self.action_space = gym.spaces.Discrete(max_actions)
-        size = obs_dim + max_actions * action_dim
+        size = 2 * obs_dim + max_actions * 2 * action_dim
         self.observation_space = gym.spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
         self.candidates: list[str] = []
+        self.task_text = ""
 
     def _candidates(self, observation: str, info: dict[str, Any]) -> list[str]:
         return candidate_commands(self.env, observation, info)[: self.max_actions]
 
     def featurise(self, observation: str, info: dict[str, Any]) -> np.ndarray:
-        """Feature vector of the observation and the current candidates (sets ``candidates``)."""
+        """Feature vector of the task, the observation and the current candidates (sets
+        ``candidates``)."""
         self.candidates = self._candidates(observation, info)
-        blocks = [hashed_bag_of_words(observation, self.obs_dim)]
+        blocks = [hashed_bag_of_words(self.task_text, self.obs_dim),
+                  hashed_bag_of_words(observation, self.obs_dim)]
+        empty = np.zeros(self.action_dim, dtype=np.float32)
         for slot in range(self.max_actions):
-            text = self.candidates[slot] if slot < len(self.candidates) else ""
-            blocks.append(hashed_bag_of_words(text, self.action_dim))
+            if slot < len(self.candidates):
+                command = self.candidates[slot]
+                blocks += [hashed_bag_of_words(command, self.action_dim),
+                           _hashed_grams(context_in(observation, command), self.action_dim)]
+            else:
+                blocks += [empty, empty]
         return np.concatenate(blocks).astype(np.float32)
 
     def action_masks(self) -> np.ndarray:
@@ -84,6 +137,7 @@ class AdmissibleDiscrete(gym.Wrapper):
 
     def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
         observation, info = self.env.reset(**kwargs)
+        self.task_text = observation
         return self.featurise(observation, info), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
