@@ -128,7 +128,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. SearchQA-v0:size=tiny")
     parser.add_argument("--table", action="store_true",
                         help="run the baseline part of a benchmark preset (random, expert, "
-                             "MaskablePPO; its envs, budgets and env kwargs) and write a table")
+                             "MaskablePPO; its algos, envs, budgets, episodes, seeds and env "
+                             "kwargs replace --algo/--ppo-timesteps/--episodes/--seeds/"
+                             "--env-kwarg) and write a table")
     parser.add_argument("--preset", default="cpu-mini",
                         help="benchmark preset for --table (name or TOML file)")
 

@@ -194,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(handler=command_serve)
 
     for name, module, function, text in (
-        ("baseline", "baselines.baseline_cli", "run", "evaluate reference policies (random, expert)"),
+        ("baseline", "baselines.baseline_cli", "run",
+         "reference policies (random, expert, MaskablePPO); --table: all envs, easy splits"),
         ("train", "baselines.train_cli", "run", "train an LLM agent with GRPO or a teacher head"),
         ("sft", "baselines.train_cli", "run_sft", "build the SFT warm start from expert demos"),
         ("benchmark", "baselines.benchmark.cli", "run", "run a benchmark preset, write its report"),
