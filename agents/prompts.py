@@ -38,6 +38,30 @@ SYSTEM_PROMPTS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class PromptLimits:
+    """How much of the public state a student prompt shows (prompt length drives CPU cost:
+    attention is quadratic in it, so tiny-model presets keep prompts short)."""
+
+    history: int | None = None
+    """Observation/action pairs kept (``None``: the env's :data:`HISTORY_WINDOW`)."""
+    observation_chars: int = 1500
+    """The task text and the current observation are cut to this many characters."""
+    history_chars: int = 400
+    """Each history observation is cut to this many characters."""
+    max_admissible: int = 40
+    """At most this many admissible actions are listed."""
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any] | None) -> PromptLimits:
+        """Limits from plain data (a preset's ``[prompt]`` table); unknown keys are an error."""
+        values = dict(values or {})
+        known = {"history", "observation_chars", "history_chars", "max_admissible"}
+        if set(values) - known:
+            raise ValueError(f"unknown prompt limits {sorted(set(values) - known)}; use {sorted(known)}")
+        return cls(**values)
+
+
 @dataclass
 class PublicTurn:
     """Everything a student may see at one turn (no privileged field exists here)."""
@@ -48,6 +72,7 @@ class PublicTurn:
     history: list[tuple[str, str]] = field(default_factory=list)
     observation: str = ""
     admissible_actions: list[str] | None = None
+    limits: PromptLimits = field(default_factory=PromptLimits)
 
 
 def public_turn(
@@ -57,9 +82,11 @@ def public_turn(
     history: Sequence[tuple[str, str]],
     observation: str,
     info: dict[str, Any],
+    limits: PromptLimits | None = None,
 ) -> PublicTurn:
     """Build a :class:`PublicTurn`; reads only ``info["admissible_actions"]``."""
-    window = HISTORY_WINDOW.get(env_id, 2)
+    limits = limits or PromptLimits()
+    window = HISTORY_WINDOW.get(env_id, 2) if limits.history is None else limits.history
     admissible = info.get("admissible_actions")
     return PublicTurn(
         env_id=env_id,
@@ -68,6 +95,7 @@ def public_turn(
         history=list(history)[-window:] if window else [],
         observation=observation,
         admissible_actions=list(admissible) if admissible is not None else None,
+        limits=limits,
     )
 
 
@@ -81,9 +109,9 @@ _SAME_AS_TASK = "(the task text above)"
 prompts short without hiding anything."""
 
 
-def _user_text(
-    turn: PublicTurn, max_admissible: int = 40, history_chars: int = 400, observation_chars: int = 1500
-) -> str:
+def _user_text(turn: PublicTurn) -> str:
+    limits = turn.limits
+    observation_chars, history_chars = limits.observation_chars, limits.history_chars
     parts = [f"Task: {clip_text(turn.task, observation_chars)}", f"Step {turn.step}."]
     if turn.history:
         parts.append("Recent history:")
@@ -94,7 +122,7 @@ def _user_text(
         turn.observation, observation_chars)
     parts.append(f"Current observation: {current}")
     if turn.admissible_actions:
-        shown = turn.admissible_actions[:max_admissible]
+        shown = turn.admissible_actions[: limits.max_admissible]
         parts.append("Admissible actions: " + " | ".join(shown))
     return "\n".join(parts)
 

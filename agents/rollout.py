@@ -24,7 +24,7 @@ import numpy as np
 
 from agents.backends.base import PolicyBackend, SamplingParams
 from agents.env_pool import EnvPoolSpec, make_env_pool
-from agents.prompts import PublicTurn, public_turn, student_messages
+from agents.prompts import PromptLimits, PublicTurn, public_turn, student_messages
 
 Renderer = Callable[[list[dict[str, str]]], str]
 
@@ -104,6 +104,8 @@ class RolloutConfig:
     """Ray cluster to join (``None``: a local Ray instance)."""
     ray_num_workers: int = 2
     """Env actors of the Ray backend."""
+    prompt_limits: PromptLimits = field(default_factory=PromptLimits)
+    """How much history/observation/admissible text the student prompts show."""
 
 
 class RolloutEngine:
@@ -153,7 +155,7 @@ class RolloutEngine:
                 break
             turns = [
                 public_turn(config.env_id, tasks[i], turn + 1, histories[i], observations[i],
-                            current[i])
+                            current[i], config.prompt_limits)
                 for i in indices
             ]
             prompts = [self.render(student_messages(t)) for t in turns]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.env_pool import ROLLOUT_BACKENDS
+from agents.prompts import PromptLimits
 from baselines.grpo import GRPOConfig
 
 PRESET_DIR = Path(__file__).parent / "presets"
@@ -53,6 +54,9 @@ class TrainConfig:
     micro_batch_size: int = 32
     max_grad_norm: float = 1.0
     max_new_tokens: int = 40
+    prompt: dict[str, Any] = field(default_factory=dict)
+    """Student prompt limits (``agents.prompts.PromptLimits`` fields: history,
+    observation_chars, history_chars, max_admissible); empty = the defaults."""
     temperature: float = 1.0
     val_temperature: float = 0.4
     val_every: int = 5
@@ -67,6 +71,7 @@ class TrainConfig:
         if self.rollout_backend not in ROLLOUT_BACKENDS:
             raise ValueError(f"rollout_backend must be one of {ROLLOUT_BACKENDS}, "
                              f"got {self.rollout_backend!r}")
+        PromptLimits.from_dict(self.prompt)  # unknown keys fail when the config is built
         if self.ray_num_workers < 1:
             raise ValueError(f"ray_num_workers must be >= 1, got {self.ray_num_workers}")
 

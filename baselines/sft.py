@@ -17,7 +17,13 @@ import torch
 
 import sdgym  # noqa: F401  (registers the env ids)
 from agents.backends.hf import response_logprobs
-from agents.prompts import PublicTurn, public_turn, response_for_command, student_messages
+from agents.prompts import (
+    PromptLimits,
+    PublicTurn,
+    public_turn,
+    response_for_command,
+    student_messages,
+)
 
 
 @dataclass
@@ -29,7 +35,8 @@ class Demonstration:
 
 
 def expert_demonstrations(
-    env_id: str, env_kwargs: dict[str, Any], split: str, tasks: int, seed: int = 0
+    env_id: str, env_kwargs: dict[str, Any], split: str, tasks: int, seed: int = 0,
+    limits: PromptLimits | None = None,
 ) -> list[Demonstration]:
     """Expert turns on up to ``tasks`` tasks of ``split`` (successful episodes only)."""
     env = gym.make(env_id, **env_kwargs)
@@ -47,7 +54,7 @@ def expert_demonstrations(
                 command = info["privileged"]["expert_action"]
                 if not command:
                     break
-                turn = public_turn(env_id, task, step, history, observation, info)
+                turn = public_turn(env_id, task, step, history, observation, info, limits)
                 episode.append(Demonstration(turn, response_for_command(env_id, command, native)))
                 history.append((observation, command))
                 observation, _, terminated, truncated, info = env.step(command)

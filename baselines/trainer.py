@@ -24,7 +24,7 @@ import torch
 import sdgym  # noqa: F401  (registers the env ids)
 from agents.backends.base import SamplingParams, render_chat
 from agents.backends.hf import HFBackend
-from agents.prompts import student_messages, teacher_messages
+from agents.prompts import PromptLimits, student_messages, teacher_messages
 from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine, TurnRow
 from agents.tiny_model import build_tiny_model, load_tiny_model
 from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rng_state
@@ -66,10 +66,11 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     if config.sft_steps <= 0 and config.model != "tiny":
         return Path(config.model)
     demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
-                                  config.sft_tasks, config.seed)
+                                  config.sft_tasks, config.seed, PromptLimits.from_dict(config.prompt))
     key_data = json.dumps([config.model, config.tiny_model, config.env_id, config.env_kwargs,
                            config.train_split, config.sft_steps, config.sft_lr,
-                           config.sft_batch_size, config.sft_tasks, config.seed], sort_keys=True)
+                           config.sft_batch_size, config.sft_tasks, config.seed, config.prompt],
+                          sort_keys=True)
     key = hashlib.sha256(key_data.encode()).hexdigest()[:16]
     target = cache_dir("sft") / key
     if (target / "config.json").exists():
@@ -168,7 +169,8 @@ class Trainer:
         return RolloutEngine(
             RolloutConfig(config.env_id, dict(config.env_kwargs), num_groups, group_size,
                           hide_privileged=hide_privileged, rollout_backend=config.rollout_backend,
-                          ray_address=config.ray_address, ray_num_workers=config.ray_num_workers),
+                          ray_address=config.ray_address, ray_num_workers=config.ray_num_workers,
+                          prompt_limits=PromptLimits.from_dict(config.prompt)),
             self.backend, self.render)
 
     def _group_seeds(self, step: int) -> list[int]:
