@@ -94,13 +94,17 @@ class World:
         return sorted(r for r, t in self.receptacle_type.items() if t == type_name)
 
     # ----------------------------------------------------------- commands
-    def reach(self, receptacle: str) -> None:
-        """Go to ``receptacle`` (if elsewhere) and open it (if closed)."""
+    def go_to(self, receptacle: str) -> None:
+        """Go to ``receptacle`` (if elsewhere)."""
         if receptacle not in self.location:
             raise Unsupported(f"{receptacle} has no location")
         if self.location[receptacle] != self.at:
             self.commands.append(("go to", receptacle))
             self.at = self.location[receptacle]
+
+    def reach(self, receptacle: str) -> None:
+        """Go to ``receptacle`` (if elsewhere) and open it (if closed)."""
+        self.go_to(receptacle)
         if receptacle in self.openable and receptacle not in self.opened:
             self.commands.append(("open", receptacle))
             self.opened.add(receptacle)
@@ -128,9 +132,7 @@ class World:
         if self.held is None:
             return
         held_type = self.object_type.get(self.held, "")
-        hosts = [
-            r for r, t in self.receptacle_type.items() if (t, held_type) in self.can_contain
-        ]
+        hosts = [r for r, t in self.receptacle_type.items() if (t, held_type) in self.can_contain]
         self.put(self.cheapest(hosts))
 
     def fetch_cheapest(self, candidates: Iterable[str], extra: set[str] | None = None) -> str:
@@ -167,18 +169,20 @@ def _place_plan(world: World, task_type: str, obj_type: str, parent_type: str) -
         lacking = {o for o in candidates if o not in world.properties[needed]}
         obj = world.fetch_cheapest(candidates, extra=lacking)
         if obj not in world.properties[needed]:
-            world.reach(world.cheapest(world.of_type(appliance[0])))
-            world.commands.append((appliance[2], obj, _last_receptacle(world, appliance[0])))
+            # cleaning, heating and cooling need the agent there, not the appliance open
+            station = min(
+                world.of_type(appliance[0]),
+                key=lambda r: (world.at != world.location.get(r), r),
+                default=None,
+            )
+            if station is None:
+                raise Unsupported(f"no {appliance[0]}")
+            world.go_to(station)
+            world.commands.append((appliance[2], obj, station))
             world.properties[needed].add(obj)
     else:
         world.fetch_cheapest(candidates)
     world.put(world.cheapest(world.of_type(parent_type)))
-
-
-def _last_receptacle(world: World, type_name: str) -> str:
-    """The receptacle of ``type_name`` at the agent's location."""
-    here = [r for r in world.of_type(type_name) if world.location.get(r) == world.at]
-    return here[0]
 
 
 def _pick_two_plan(world: World, obj_type: str, parent_type: str) -> None:
@@ -207,12 +211,13 @@ def _light_plan(world: World, obj_type: str, lamp_type: str) -> None:
         raise Unsupported("no lamp")
     lamp = min(
         lamps,
-        key=lambda o: (o not in world.properties["istoggled"], world.reach_cost(world.inside[o]), o),
+        key=lambda o: (
+            o not in world.properties["istoggled"],
+            world.reach_cost(world.inside[o]),
+            o,
+        ),
     )
-    host = world.inside[lamp]
-    if world.location.get(host) != world.at:
-        world.commands.append(("go to", host))
-        world.at = world.location[host]
+    world.go_to(world.inside[lamp])
     if lamp not in world.properties["istoggled"]:
         world.commands.append(("use", lamp))
 
