@@ -70,6 +70,8 @@ def framing(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
                 beats[method] += 1
     heads = sorted({m for rows in table.values() for m, r in rows.items()
                     if r["kind"] == "train" and m != "grpo"})
+    if not heads or not settings:
+        return lines  # a baseline-only run: nothing to compare with GRPO
     winners = [m for m in heads if beats[m]]
     lines.append(f"{len(winners)} of {len(heads)} self-distillation methods beat GRPO's final "
                  f"success in at least one of {settings} setting(s)"

@@ -226,5 +226,7 @@ class SearchQAEnv(TextEnv):
 
 def _mentions(text: str) -> list[str]:
     """Capitalised multi-word names and four-digit years mentioned in ``text``."""
-    names = re.findall(r"(?:[A-Z][a-z]+|of)(?: (?:[A-Z][a-z]+|of))+|\b1\d{3}\b|\b20\d{2}\b", text)
-    return [name for name in names if not name.startswith("of")]
+    names = re.findall(
+        r"\b(?:[A-Z][a-z]+|of)\b(?: (?:[A-Z][a-z]+|of)\b)+|\b1\d{3}\b|\b20\d{2}\b", text)
+    names = [name.removesuffix(" of") for name in names if not name.startswith("of")]
+    return [name for name in names if " " in name or name.isdigit()]
