@@ -39,6 +39,9 @@ RATIOS = [
     ("Vector Search-QA: env steps/s with 4 async envs vs 1",
      "test_vector_scaling.py::test_vector_steps[sdgym/SearchQA-v0-4-async]",
      ("test_vector_scaling.py::test_vector_steps[sdgym/SearchQA-v0-1-async]", 4)),
+    ("GRPO training step (tiny model, 16 rows x 32 tokens): sdgym core vs TRL GRPOTrainer",
+     "test_grpo_vs_trl_bench.py::test_grpo_step[sdgym]",
+     "test_grpo_vs_trl_bench.py::test_grpo_step[trl]"),
     *[(f"Ray rollout Search-QA, {envs} sub-envs: env steps/s with {n} Ray worker(s) vs local",
        f"test_ray_rollout_bench.py::test_rollout_env_steps[ray{n}-{envs}envs]",
        f"test_ray_rollout_bench.py::test_rollout_env_steps[local-{envs}envs]")
