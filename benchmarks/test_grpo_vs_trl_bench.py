@@ -157,10 +157,10 @@ class TRLStepGate:
         gate = self
 
         class _Gate(TrainerCallback):
-            def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001
+            def on_train_begin(self, args, state, control, **kwargs):
                 gate._wait_for_release()
 
-            def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
+            def on_step_end(self, args, state, control, **kwargs):
                 gate.completion_tokens.append(gate._last_completion_tokens())
                 gate._finished.release()
                 gate._wait_for_release()
