@@ -312,10 +312,9 @@ class Trainer:
             with torch.no_grad():
                 lp, lg, _ = response_forward(network, [prompt_ids[i] for i in live],
                                              [part[i].response_ids for i in live], self.pad_id)
-            width = logprobs.shape[1]
-            teacher_lp[live, :width] = lp[:, :width]
+            overwrite_rows(teacher_lp, live, lp)
             if teacher_logits is not None:
-                teacher_logits[live, :width] = lg[:, :width]
+                overwrite_rows(teacher_logits, live, lg)
             self.timer.count_tokens("teacher", sum(len(part[i].response_ids) for i in live))
         head_batch.teacher_logprobs = teacher_lp
         head_batch.teacher_logits = teacher_logits
@@ -420,6 +419,17 @@ class Trainer:
         self.validation = [tuple(v) for v in state["validation"]]
         self.step = int(state["step"])
         self.log.truncate_after(self.step)
+
+
+def overwrite_rows(target: torch.Tensor, rows: list[int], values: torch.Tensor) -> None:
+    """``target[rows] = values`` over the shared token width.
+
+    ``values`` comes from a forward pass over the subset ``rows`` only, so it is padded to the
+    longest response *of that subset* and may be narrower than ``target`` (or wider, never past
+    a real token of those rows); positions outside the shared width are padding for these rows.
+    """
+    width = min(target.shape[1], values.shape[1])
+    target[rows, :width] = values[:, :width]
 
 
 def _pad(values: list[list[float]], width: int) -> torch.Tensor:

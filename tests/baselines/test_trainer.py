@@ -11,7 +11,7 @@ from baselines.checkpoint import load_latest, save_checkpoint
 from baselines.config import available_presets, load_preset
 from baselines.cost import PHASES
 from baselines.run_log import read_metrics
-from baselines.trainer import Trainer
+from baselines.trainer import Trainer, overwrite_rows
 
 pytest.importorskip("transformers")
 
@@ -91,3 +91,15 @@ def test_interrupted_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch) -
     state = load_latest(tmp_path)
     assert state["step"] == 1 and torch.equal(state["w"], torch.ones(2))
     assert not [p for p in (tmp_path / "checkpoints").iterdir() if p.name.startswith(".step")]
+
+
+def test_teacher_values_of_a_row_subset_fit_a_wider_batch() -> None:
+    """Regression: sdpo's teacher covers only rows with a successful sibling, whose longest
+    response can be shorter than the batch's (a shape error in the cpu-mini benchmark)."""
+    target = torch.zeros(4, 6)
+    overwrite_rows(target, [1, 3], torch.ones(2, 4))
+    assert target[[1, 3], :4].eq(1).all() and target[:, 4:].eq(0).all()
+    assert target[[0, 2]].eq(0).all()
+    wide = torch.zeros(2, 3)
+    overwrite_rows(wide, [0], torch.arange(5.0).unsqueeze(0))
+    assert wide[0].tolist() == [0.0, 1.0, 2.0] and wide[1].eq(0).all()
