@@ -31,16 +31,18 @@ def test_memory_cap_ends_the_child() -> None:
 
 
 def test_timeout_kills_and_reaps_the_child() -> None:
+    before = set(_children())  # other tests' long-lived helpers (JVMs, servers) may be alive
     began = time.monotonic()
     with pytest.raises(PlanningLimitExceeded, match="0.5 s"):
         run_capped(lambda: time.sleep(60), PlanLimits(timeout_s=0.5))
     assert time.monotonic() - began < 30
-    assert _children() == []
+    assert set(_children()) <= before
 
 
 def test_exceptions_in_the_child_and_bad_limits() -> None:
+    before = set(_children())
     with pytest.raises(PlanningLimitExceeded):
         run_capped(lambda: 1 / 0)
     with pytest.raises(ValueError, match="positive"):
         run_capped(lambda: 1, PlanLimits(memory_bytes=0))
-    assert _children() == []
+    assert set(_children()) <= before
