@@ -12,6 +12,8 @@ Cells run one after another here, or concurrently as Ray tasks (``dispatch=RayDi
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import time
 import tomllib
@@ -89,6 +91,19 @@ class Cell:
     def key(self) -> str:
         """Folder name of the cell."""
         return f"{self.kind}-{self.env_id.split('/')[-1]}-{self.method}-seed{self.seed}"
+
+
+def preset_fingerprint(preset: BenchmarkPreset) -> str:
+    """Hash of the benchmark preset and the training preset files it names: a finished cell
+    whose record carries another fingerprint was made under other settings and is re-run."""
+    from baselines.config import PRESET_DIR
+
+    train_files = {}
+    for name in sorted({preset.train_preset, *preset.train_presets.values()}):
+        path = Path(name) if name.endswith(".toml") else PRESET_DIR / f"{name}.toml"
+        train_files[name] = path.read_text() if path.exists() else None
+    data = json.dumps([dataclasses.asdict(preset), train_files], sort_keys=True, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
 def installed_envs() -> set[str]:
@@ -190,13 +205,17 @@ def run_matrix(
     by_key: dict[str, dict[str, Any]] = {}
     failures = []
     pending = []
+    fingerprint = preset_fingerprint(preset)
     for cell in cells:
         done = out / "cells" / cell.key / "result.json"
-        if done.exists():
-            by_key[cell.key] = json.loads(done.read_text())
+        record = json.loads(done.read_text()) if done.exists() else None
+        if record is not None and record.get("preset_fingerprint") == fingerprint:
+            by_key[cell.key] = record
             if on_cell:
                 on_cell(cell, "cached")
         else:
+            if record is not None:
+                notes.append(f"{cell.key}: re-run, its result was made under other preset settings")
             pending.append(cell)
     outcomes: Iterable[tuple[Cell, CellOutcome]]
     if dispatch is None:
@@ -208,6 +227,7 @@ def run_matrix(
     for cell, (record, errors) in outcomes:
         folder = out / "cells" / cell.key
         if record is not None:
+            record["preset_fingerprint"] = fingerprint
             _write_json(folder / "result.json", record)
             (folder / "failure.json").unlink(missing_ok=True)
             by_key[cell.key] = record

@@ -53,6 +53,26 @@ def test_matrix_skips_finished_cells_and_records_failures(tmp_path) -> None:
     assert "1 of 1 self-distillation methods beat GRPO" in report
 
 
+def test_matrix_reruns_cells_made_under_other_settings(tmp_path) -> None:
+    preset = BenchmarkPreset(name="t", train_preset="cpu-smoke", envs=["sdgym/SearchQA-v0"],
+                             methods=["grpo"], seeds=[0])
+    calls = []
+
+    def counting(cell, preset, out):
+        calls.append(cell.key)
+        return _fake_runner(cell, preset, out)
+
+    run_matrix(preset, tmp_path, runner=counting)
+    once = sorted(calls)
+    assert "train-SearchQA-v0-grpo-seed0" in once
+    run_matrix(preset, tmp_path, runner=counting)
+    assert sorted(calls) == once  # same settings: every cell cached
+    preset.train_overrides = {"steps": 3}
+    changed = run_matrix(preset, tmp_path, runner=counting)
+    assert sorted(calls) == sorted(once * 2)  # other settings: every cell re-run
+    assert any("other preset settings" in note for note in changed["notes"])
+
+
 def test_plan_notes_envs_that_are_not_installed() -> None:
     preset = BenchmarkPreset(name="t", train_preset="cpu-smoke", envs=["sdgym/Nope-v0"],
                              methods=["grpo"], seeds=[0], baseline_envs=["sdgym/Nope-v0"])
