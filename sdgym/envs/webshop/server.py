@@ -129,6 +129,8 @@ def serve_until_interrupted(
     """
     check_host(host, allow_remote)
     server = make_server(host.strip("[]"), port, app, threaded=True)
+    server.daemon_threads = True  # Ctrl-C must not wait for open (keep-alive) connections
+    server.block_on_close = False
     announce(f"{_url(host, server.server_port)}/")
     try:
         server.serve_forever()
