@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import ipaddress
+import signal
 import threading
 from types import TracebackType
 from typing import Any
@@ -128,6 +129,9 @@ def serve_until_interrupted(
     ``host`` defaults to ``127.0.0.1``; a non-loopback one needs ``allow_remote=True``.
     """
     check_host(host, allow_remote)
+    if threading.current_thread() is threading.main_thread():
+        # Ctrl-C must stop the server even when the launcher left SIGINT ignored
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     server = make_server(host.strip("[]"), port, app, threaded=True)
     server.daemon_threads = True  # Ctrl-C must not wait for open (keep-alive) connections
     server.block_on_close = False

@@ -208,8 +208,13 @@ def test_text_mode_needs_neither_flask_nor_sockets() -> None:
 
 def test_cli_serve_prints_url_and_stops_on_ctrl_c() -> None:
     command = [sys.executable, "-m", "sdgym.cli", "serve", "webshop", "--port", "0"]
+    inherited = signal.getsignal(signal.SIGINT)  # for the failure message
     process = subprocess.Popen(
-        [*command, "--size", "tiny"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*command, "--size", "tiny"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True,
+        # a SIGINT that this test process ignores (some library may have set that) would be
+        # inherited across exec, and the server would never see the Ctrl-C
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         line = process.stdout.readline() if process.stdout else ""
@@ -218,7 +223,11 @@ def test_cli_serve_prints_url_and_stops_on_ctrl_c() -> None:
         with urllib.request.urlopen(f"{match.group(0)}?task_index=1", timeout=10) as response:
             assert response.status == 200 and "search_input" in response.read().decode()
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 0  # generous: CI machines can be heavily loaded
+        try:
+            code = process.wait(timeout=60)  # generous: CI machines can be heavily loaded
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"server ignored Ctrl-C (this process's SIGINT handler: {inherited})")
+        assert code == 0
     finally:
         if process.poll() is None:
             process.kill()
