@@ -10,7 +10,7 @@ trajectory, hindsight notes) to the same prompt, cut to a character budget.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 HISTORY_WINDOW: dict[str, int] = {
@@ -56,7 +56,7 @@ class PromptLimits:
     def from_dict(cls, values: dict[str, Any] | None) -> PromptLimits:
         """Limits from plain data (a preset's ``[prompt]`` table); unknown keys are an error."""
         values = dict(values or {})
-        known = {"history", "observation_chars", "history_chars", "max_admissible"}
+        known = {f.name for f in fields(cls)}
         if set(values) - known:
             raise ValueError(f"unknown prompt limits {sorted(set(values) - known)}; use {sorted(known)}")
         return cls(**values)
