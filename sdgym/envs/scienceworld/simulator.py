@@ -16,6 +16,7 @@ generating one costs 0.1-2 s (10-16 s on the Mendelian genetics tasks).
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -225,8 +226,15 @@ class Simulator:
             return call(self._interface())
 
     def valid_actions(self) -> list[str]:
-        """Valid action-object combinations now (sorted by the simulator; ~60-180 ms)."""
-        return self._query(lambda s: [str(a) for a in s.getValidActionObjectCombinations()])
+        """Valid action-object combinations now, in upstream's order (sorted).
+
+        Upstream's ``getValidActionObjectCombinations`` returns a sorted Java list that py4j reads
+        back one element per round trip. The JSON variant carries the same strings in one string
+        but unsorted; sorting it here gives the identical list about 3x faster.
+        """
+        return self._query(lambda s: sorted(
+            entry["action"] for entry in json.loads(str(s.getValidActionObjectCombinationsJSON()))["validActions"]
+        ))
 
     def goal_progress(self) -> str:
         """Upstream goal-progress text (sequential and optional sub-goals, done or not)."""

@@ -102,6 +102,19 @@ def test_ambiguous_request_is_a_valid_step(env: gym.Env) -> None:
     assert info["action_valid"] and "door" in obs
 
 
+def test_admissible_actions_equal_upstream_list(env: gym.Env) -> None:
+    """The JSON-based fetch returns exactly upstream's (sorted, py4j-read) list, state by state."""
+    _, info = reset_to(env, "boil", 0)
+    gold = info["privileged"]["gold_plan_from_start"]
+    simulator = env.unwrapped.simulator
+    for command in [None, *gold[:3]]:
+        if command is not None:
+            env.step(command)
+        upstream = [str(a) for a in simulator._interface().getValidActionObjectCombinations()]
+        assert simulator.valid_actions() == upstream
+        assert len(upstream) > 10
+
+
 def test_admissible_actions_on_request(env: gym.Env) -> None:
     _, info = reset_to(env, "boil", 0)
     assert info["admissible_actions"] is None
