@@ -48,7 +48,8 @@ def default_cache_dir() -> Path:
 
 
 def _build_spec(
-    corpus: list[str], vocab_size: int, hidden_size: int, num_layers: int, seed: int
+    corpus: list[str], vocab_size: int, hidden_size: int, num_layers: int, seed: int,
+    initializer_range: float,
 ) -> dict[str, Any]:
     import transformers
 
@@ -61,6 +62,7 @@ def _build_spec(
         "hidden_size": hidden_size,
         "num_layers": num_layers,
         "seed": seed,
+        "initializer_range": initializer_range,
         "corpus_sha256": corpus_hash,
     }
 
@@ -110,7 +112,8 @@ def _train_tokenizer(corpus: list[str], vocab_size: int) -> PreTrainedTokenizerB
 
 
 def _make_model(
-    vocab_size: int, hidden_size: int, num_layers: int, seed: int, tokenizer: Any
+    vocab_size: int, hidden_size: int, num_layers: int, seed: int, tokenizer: Any,
+    initializer_range: float,
 ) -> PreTrainedModel:
     import torch
     from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
@@ -126,7 +129,7 @@ def _make_model(
         num_key_value_heads=2,
         head_dim=hidden_size // num_heads,
         max_position_embeddings=2048,
-        initializer_range=0.1,  # larger than usual so a random model's greedy text varies
+        initializer_range=initializer_range,
         tie_word_embeddings=True,
         bos_token_id=None,
         eos_token_id=eos_ids,
@@ -165,6 +168,7 @@ def build_tiny_model(
     hidden_size: int = 96,
     num_layers: int = 3,
     seed: int = 0,
+    initializer_range: float = 0.1,
 ) -> Path:
     """Build (or reuse) a tiny Qwen3 causal LM with a locally trained BPE tokenizer.
 
@@ -178,6 +182,8 @@ def build_tiny_model(
         hidden_size: Model width (must be divisible by 4 attention heads).
         num_layers: Number of decoder layers.
         seed: Seed for weight initialisation; builds are deterministic given the seed.
+        initializer_range: Std of the initial weights. The default 0.1 is larger than usual so
+            that an untrained model's greedy text varies; 0.02 (the usual value) trains faster.
 
     Returns:
         The folder holding ``config.json``, the weights and the tokenizer files.
@@ -189,7 +195,7 @@ def build_tiny_model(
         raise ValueError("vocab_size must exceed the 256 byte tokens plus special/tag tokens")
     if hidden_size % 4:
         raise ValueError("hidden_size must be divisible by 4 (number of attention heads)")
-    spec = _build_spec(docs, vocab_size, hidden_size, num_layers, seed)
+    spec = _build_spec(docs, vocab_size, hidden_size, num_layers, seed, initializer_range)
     out = Path(path) if path is not None else default_cache_dir() / f"tiny-qwen3-{_spec_key(spec)}"
     if _is_complete(out, spec):
         return out
@@ -201,7 +207,7 @@ def build_tiny_model(
     try:
         tokenizer = _train_tokenizer(docs, vocab_size)
         n_vocab = len(tokenizer)
-        model = _make_model(n_vocab, hidden_size, num_layers, seed, tokenizer)
+        model = _make_model(n_vocab, hidden_size, num_layers, seed, tokenizer, initializer_range)
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         _verify(tmp, n_vocab)

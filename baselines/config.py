@@ -46,6 +46,10 @@ class TrainConfig:
     sft_lr: float = 3e-3
     sft_batch_size: int = 16
     sft_tasks: int = 200
+    sft_context_loss_weight: float = 0.0
+    """Weight of the prompt tokens' LM loss in SFT (see ``baselines.sft.behaviour_clone``)."""
+    sft_warmup_steps: int = 0
+    """SFT learning-rate warm-up steps, then linear decay (0: constant learning rate)."""
     steps: int = 20
     num_groups: int = 4
     group_size: int = 4

@@ -16,7 +16,7 @@ import gymnasium as gym
 import torch
 
 import sdgym  # noqa: F401  (registers the env ids)
-from agents.backends.hf import response_logprobs
+from agents.backends.hf import response_logprobs, right_pad
 from agents.prompts import (
     PromptLimits,
     PublicTurn,
@@ -67,6 +67,29 @@ def expert_demonstrations(
     return demos
 
 
+def token_nll(
+    model: torch.nn.Module, prompt_ids: list[list[int]], response_ids: list[list[int]], pad_token_id: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Next-token NLL over whole ``prompt + response`` sequences (right-padded, grad-enabled).
+
+    Returns ``(nll, response_mask, context_mask)``, each ``[B, T-1]``: ``nll[b, t]`` is the loss of
+    token ``t+1``; the masks pick the response tokens and the prompt tokens (padding in neither).
+    """
+    device = next(model.parameters()).device
+    sequences = [p + r for p, r in zip(prompt_ids, response_ids, strict=True)]
+    input_ids, attention = right_pad(sequences, pad_token_id, device)
+    is_response = torch.zeros_like(attention, dtype=torch.bool)
+    for row, (prompt, response) in enumerate(zip(prompt_ids, response_ids, strict=True)):
+        is_response[row, len(prompt):len(prompt) + len(response)] = True
+    logits = model(input_ids=input_ids, attention_mask=attention, use_cache=False).logits[:, :-1]
+    targets = input_ids[:, 1:]
+    nll = torch.nn.functional.cross_entropy(
+        logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none",
+    ).view_as(targets)
+    response_mask = is_response[:, 1:]
+    return nll, response_mask, attention[:, 1:].bool() & ~response_mask
+
+
 def behaviour_clone(
     model: torch.nn.Module,
     tokenizer: Any,
@@ -77,9 +100,19 @@ def behaviour_clone(
     batch_size: int,
     seed: int = 0,
     render: Callable[[list[dict[str, str]]], str],
+    context_loss_weight: float = 0.0,
+    warmup_steps: int = 0,
     log: Callable[[int, float], None] | None = None,
 ) -> list[float]:
-    """Train ``model`` on ``demos`` for ``steps`` AdamW steps; return the loss per step."""
+    """Train ``model`` on ``demos`` for ``steps`` AdamW steps; return the response loss per step.
+
+    The loss is the mean NLL of the response tokens plus ``context_loss_weight`` times the mean
+    NLL of the prompt tokens. A tiny model trained from scratch needs that second term: answers
+    are copied out of retrieved passages and observations, and the copying circuit forms from
+    modelling the (name-repeating) prompt text; the response tokens alone (about 15 per turn)
+    are too little signal. ``warmup_steps > 0`` ramps the learning rate up linearly over that
+    many steps and then decays it linearly to 5% at ``steps``; 0 keeps it constant.
+    """
     if not demos:
         raise ValueError("no expert demonstrations to clone")
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
@@ -91,22 +124,34 @@ def behaviour_clone(
         for d in demos
     ]
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _lr_factor(step, steps, warmup_steps))
     rng = random.Random(seed)
     losses = []
     model.train()
     for step in range(steps):
         batch = [encoded[rng.randrange(len(encoded))] for _ in range(batch_size)]
-        logprobs, mask = response_logprobs(
-            model, [p for p, _ in batch], [r for _, r in batch],
-            pad_token_id=tokenizer.pad_token_id,
-        )
-        loss = -(logprobs * mask).sum() / mask.sum()
+        prompts, responses = [p for p, _ in batch], [r for _, r in batch]
+        if context_loss_weight > 0:
+            nll, response_mask, context_mask = token_nll(model, prompts, responses, tokenizer.pad_token_id)
+            response_loss = (nll * response_mask).sum() / response_mask.sum()
+            loss = response_loss + context_loss_weight * (nll * context_mask).sum() / context_mask.sum()
+        else:
+            logprobs, mask = response_logprobs(model, prompts, responses, pad_token_id=tokenizer.pad_token_id)
+            response_loss = loss = -(logprobs * mask).sum() / mask.sum()
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        losses.append(loss.item())
+        scheduler.step()
+        losses.append(response_loss.item())
         if log is not None:
             log(step, losses[-1])
     model.eval()
     return losses
+
+
+def _lr_factor(step: int, steps: int, warmup_steps: int) -> float:
+    """Linear warm-up over ``warmup_steps``, then linear decay to 5% at ``steps`` (1.0 without warm-up)."""
+    if warmup_steps <= 0:
+        return 1.0
+    return min(1.0, (step + 1) / warmup_steps) * max(0.05, 1.0 - step / max(steps, 1))

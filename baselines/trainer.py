@@ -69,7 +69,8 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
                                   config.sft_tasks, config.seed, PromptLimits.from_dict(config.prompt))
     key_data = json.dumps([config.model, config.tiny_model, config.env_id, config.env_kwargs,
                            config.train_split, config.sft_steps, config.sft_lr,
-                           config.sft_batch_size, config.sft_tasks, config.seed, config.prompt],
+                           config.sft_batch_size, config.sft_tasks, config.seed, config.prompt,
+                           config.sft_context_loss_weight, config.sft_warmup_steps],
                           sort_keys=True)
     key = hashlib.sha256(key_data.encode()).hexdigest()[:16]
     target = cache_dir("sft") / key
@@ -89,7 +90,9 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
         return render_chat(tokenizer, messages)
 
     losses = behaviour_clone(model, tokenizer, demos, steps=config.sft_steps, lr=config.sft_lr,
-                             batch_size=config.sft_batch_size, seed=config.seed, render=render)
+                             batch_size=config.sft_batch_size, seed=config.seed, render=render,
+                             context_loss_weight=config.sft_context_loss_weight,
+                             warmup_steps=config.sft_warmup_steps)
     staging = target.with_name(f".{key}.{time.time_ns()}")
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)

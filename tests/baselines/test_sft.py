@@ -1,0 +1,92 @@
+"""SFT warm start: the whole-sequence NLL, the context-loss term and the learning-rate schedule."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+
+import torch  # noqa: E402
+
+from agents.backends.base import render_chat  # noqa: E402
+from agents.backends.hf import response_logprobs  # noqa: E402
+from agents.prompts import PublicTurn, student_messages  # noqa: E402
+from agents.tiny_model import build_tiny_model, load_tiny_model  # noqa: E402
+from baselines.sft import Demonstration, _lr_factor, behaviour_clone, token_nll  # noqa: E402
+
+ENV = "sdgym/SearchQA-v0"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    torch.set_num_threads(1)
+    return build_tiny_model(tmp_path_factory.mktemp("sft") / "tiny")
+
+
+def _demos() -> list[Demonstration]:
+    names = ["Veasuss Klujouth", "Tamios Chosov", "Geshuholm Brob", "Quudaern Shouthyl"]
+    return [
+        Demonstration(PublicTurn(ENV, f"Question: who is {name}?", 2, observation=f"Doc 1 {name} is here."),
+                      f"<think>I choose the next step.</think><answer> {name}</answer>")
+        for name in names
+    ]
+
+
+def test_token_nll_matches_response_logprobs_and_splits_masks(model_dir: Path) -> None:
+    model, tokenizer = load_tiny_model(model_dir)
+    prompts = [tokenizer("hello there, general", add_special_tokens=False)["input_ids"],
+               tokenizer("hi", add_special_tokens=False)["input_ids"]]
+    responses = [tokenizer(" yes", add_special_tokens=False)["input_ids"],
+                 tokenizer(" a longer answer here", add_special_tokens=False)["input_ids"]]
+    with torch.no_grad():
+        nll, response_mask, context_mask = token_nll(model, prompts, responses, tokenizer.pad_token_id)
+        logprobs, mask = response_logprobs(model, prompts, responses, pad_token_id=tokenizer.pad_token_id)
+    for row in range(2):
+        from_nll = -nll[row][response_mask[row]]
+        assert torch.allclose(from_nll, logprobs[row][mask[row]], atol=1e-4)
+        # every prompt token after the first is predicted once; padding is in neither mask
+        assert int(context_mask[row].sum()) == len(prompts[row]) - 1
+        assert int(response_mask[row].sum()) == len(responses[row])
+    assert not (response_mask & context_mask).any()
+
+
+def test_context_loss_term_lowers_the_prompt_loss_only_when_weighted(model_dir: Path) -> None:
+    demos = _demos()
+    prompt_losses = {}
+    for weight in (0.0, 1.0):
+        torch.manual_seed(0)
+        model, tokenizer = load_tiny_model(model_dir)
+        render = functools.partial(render_chat, tokenizer)
+        encoded = [tokenizer(render(student_messages(d.turn)), add_special_tokens=False)["input_ids"]
+                   for d in demos]
+        behaviour_clone(model, tokenizer, demos, steps=25, lr=3e-3, batch_size=4, render=render,
+                        context_loss_weight=weight)
+        with torch.no_grad():
+            nll, _, context = token_nll(model, encoded, [[tokenizer.eos_token_id]] * len(encoded),
+                                        tokenizer.pad_token_id)
+        prompt_losses[weight] = float((nll * context).sum() / context.sum())
+    assert prompt_losses[1.0] < 0.8 * prompt_losses[0.0], prompt_losses
+
+
+def test_response_loss_falls_with_warmup_schedule(model_dir: Path) -> None:
+    model, tokenizer = load_tiny_model(model_dir)
+    losses = behaviour_clone(model, tokenizer, _demos(), steps=30, lr=3e-3, batch_size=4,
+                             render=lambda m: render_chat(tokenizer, m), context_loss_weight=0.5,
+                             warmup_steps=5)
+    assert len(losses) == 30
+    assert sum(losses[-5:]) / 5 < 0.7 * sum(losses[:5]) / 5
+
+
+@pytest.mark.parametrize(("step", "expected"), [(0, 0.1), (4, 0.5 * 0.96), (50, 0.5), (99, 0.05)])
+def test_lr_factor_warms_up_then_decays(step: int, expected: float) -> None:
+    assert _lr_factor(step, 100, 10) == pytest.approx(expected, abs=1e-9)
+    assert _lr_factor(step, 100, 0) == 1.0
+
+
+def test_behaviour_clone_rejects_empty_demonstrations(model_dir: Path) -> None:
+    model, tokenizer = load_tiny_model(model_dir)
+    with pytest.raises(ValueError, match="no expert demonstrations"):
+        behaviour_clone(model, tokenizer, [], steps=1, lr=1e-3, batch_size=1, render=str)
