@@ -39,8 +39,11 @@ def _config(args: argparse.Namespace):
 
 def run_sft(args: argparse.Namespace) -> int:
     """Build (or reuse) the SFT warm start of the preset and print its folder."""
+    import logging
+
     from baselines.trainer import warm_start
 
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     print(f"SFT warm start: {warm_start(_config(args))}")
     return 0
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import random
 import time
 from pathlib import Path
@@ -92,7 +93,7 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     losses = behaviour_clone(model, tokenizer, demos, steps=config.sft_steps, lr=config.sft_lr,
                              batch_size=config.sft_batch_size, seed=config.seed, render=render,
                              context_loss_weight=config.sft_context_loss_weight,
-                             warmup_steps=config.sft_warmup_steps)
+                             warmup_steps=config.sft_warmup_steps, log=_log_sft_progress)
     staging = target.with_name(f".{key}.{time.time_ns()}")
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
@@ -106,6 +107,11 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     if log is not None and losses:
         log.event("sft", {"first_loss": losses[0], "last_loss": losses[-1], "demos": len(demos)})
     return target
+
+
+def _log_sft_progress(step: int, loss: float) -> None:
+    if (step + 1) % 100 == 0:
+        logging.getLogger("sdgym.sft").info("SFT step %d: response loss %.3f", step + 1, loss)
 
 
 class Trainer:

@@ -48,3 +48,16 @@ def test_spaces_compare_by_bounds() -> None:
     assert UnicodeText(max_length=5) == UnicodeText(max_length=5)
     assert UnicodeText(max_length=5) != UnicodeText(max_length=6)
     assert "UnicodeText" in repr(UnicodeText(max_length=5))
+
+
+def test_deepcopy_shares_charset_but_not_rng() -> None:
+    import copy
+
+    space = UnicodeText(max_length=16, seed=3)
+    clone = copy.deepcopy(space)
+    assert clone == space and clone is not space
+    assert clone.character_set is space.character_set  # immutable, shared
+    assert clone.contains("Café — 3 × 4") and not clone.contains("x" * 17)
+    assert clone.sample() == space.sample()  # same RNG state copied ...
+    clone.sample()
+    assert clone.sample() != space.sample()  # ... but advanced independently
