@@ -39,6 +39,13 @@ def text_charset() -> frozenset[str]:
     return frozenset(chars)
 
 
+@lru_cache(maxsize=1)
+def _charset_tables() -> dict[str, Any]:
+    """Gymnasium ``Text``'s character tables for :func:`text_charset`, built once."""
+    prototype = Text(1, charset=text_charset())
+    return {name: getattr(prototype, name) for name in ("_char_set", "_char_list", "_char_index", "_char_str")}
+
+
 class UnicodeText(Text):
     """A :class:`~gymnasium.spaces.Text` space over :func:`text_charset` (printable BMP text).
 
@@ -49,7 +56,10 @@ class UnicodeText(Text):
     """
 
     def __init__(self, max_length: int, *, min_length: int = 0, seed: Any = None) -> None:
-        super().__init__(max_length, min_length=min_length, charset=text_charset(), seed=seed)
+        # Text builds sorted lists and an index dict over the ~60k characters per instance
+        # (0.2 s); build them once per process and share them (they are never mutated).
+        super().__init__(max_length, min_length=min_length, charset="a", seed=seed)
+        self.__dict__.update(_charset_tables())
 
     def __repr__(self) -> str:
         return f"UnicodeText(min_length={self.min_length}, max_length={self.max_length})"

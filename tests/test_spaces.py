@@ -10,7 +10,7 @@ from gymnasium.vector.utils import (
     write_to_shared_memory,
 )
 
-from sdgym.spaces import REPLACEMENT_CHARACTER, UnicodeText, to_text
+from sdgym.spaces import REPLACEMENT_CHARACTER, UnicodeText, text_charset, to_text
 
 
 def test_charset_covers_real_text() -> None:
@@ -61,3 +61,9 @@ def test_deepcopy_shares_charset_but_not_rng() -> None:
     assert clone.sample() == space.sample()  # same RNG state copied ...
     clone.sample()
     assert clone.sample() != space.sample()  # ... but advanced independently
+
+
+def test_instances_share_one_set_of_charset_tables() -> None:
+    a, b = UnicodeText(max_length=8), UnicodeText(max_length=32, min_length=2)
+    assert a.character_set is b.character_set and a.character_set == text_charset()
+    assert b.contains("ab — ü") and not b.contains("a") and not a.contains(chr(0xD800) + "x")
