@@ -70,6 +70,50 @@ def _mean(stats: dict, name: str) -> float | None:
     return None
 
 
+STORE = HERE / "results.json"
+"""Every benchmark's latest mean and extra info, with the run it came from (``-k`` reruns merge)."""
+
+SUMMARY_KEYS = ("min", "max", "mean", "stddev", "rounds", "median", "iqr", "q1", "q3", "iqr_outliers",
+                "stddev_outliers", "outliers", "ld15iqr", "hd15iqr", "ops", "total", "iterations", "data")
+
+
+def _entries(data: dict, run: str) -> dict[str, dict]:
+    """pytest-benchmark JSON → ``{name: {"mean", "extra", "run"}}`` (names relative to benchmarks/)."""
+    entries = {}
+    for bench in data["benchmarks"]:
+        merged = {**bench["stats"], **bench.get("extra_info", {})}
+        extra = {k: round(v, 3) for k, v in merged.items()
+                 if k not in SUMMARY_KEYS and isinstance(v, (int, float))}
+        entries[bench["fullname"].removeprefix("benchmarks/")] = {
+            "mean": bench["stats"]["mean"], "extra": extra, "run": run}
+    return entries
+
+
+def _ratio(entries: dict[str, dict], fast: str | tuple, slow: str | tuple) -> str:
+    fast, fast_repeat = fast if isinstance(fast, tuple) else (fast, 1)
+    slow, slow_repeat = slow if isinstance(slow, tuple) else (slow, 1)
+    a, b = entries.get(fast), entries.get(slow)
+    if not a or not b:
+        return "not measured here"
+    if a["run"] != b["run"]:
+        return "not measured in one run"
+    return f"{(b['mean'] * slow_repeat) / (a['mean'] * fast_repeat):.2f}× faster ({a['run']})"
+
+
+def render(entries: dict[str, dict], machine_text: str) -> str:
+    """The RESULTS.md text for ``entries``."""
+    lines = ["# Benchmark results", "", f"Machine: {machine_text}. Each ratio compares two benchmarks "
+             "of one run (its date in brackets); `python benchmarks/run_all.py -k EXPR` reruns "
+             "some suites and keeps the others' last numbers.", "",
+             "## Ratios (measured in the same run)", "", "| comparison | ratio |", "|---|---|"]
+    lines += [f"| {label} | {_ratio(entries, fast, slow)} |" for label, fast, slow in RATIOS]
+    lines += ["", "## All benchmarks (mean seconds per round)", "",
+              "| benchmark | mean s | extra | run |", "|---|---|---|---|"]
+    lines += [f"| {name} | {entry['mean']:.6f} | {entry['extra'] or ''} | {entry['run']} |"
+              for name, entry in sorted(entries.items())]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("-k", default=None)
@@ -82,28 +126,13 @@ def main() -> int:
             command += ["-k", args.k]
         subprocess.run(command, check=False)
         data = json.loads(report.read_text()) if report.exists() else {"benchmarks": []}
-    stats = {b["fullname"]: {**b["stats"], **b.get("extra_info", {})} for b in data["benchmarks"]}
-    lines = ["# Benchmark results", "",
-             f"Measured {datetime.date.today().isoformat()} on {machine()}.", "",
-             "## Ratios (measured in the same run)", "", "| comparison | ratio |", "|---|---|"]
-    for label, fast, slow in RATIOS:
-        fast, fast_repeat = fast if isinstance(fast, tuple) else (fast, 1)
-        slow, slow_repeat = slow if isinstance(slow, tuple) else (slow, 1)
-        a, b = _mean(stats, fast), _mean(stats, slow)
-        value = (f"{(b * slow_repeat) / (a * fast_repeat):.2f}× faster" if a and b
-                 else "not measured here")
-        lines.append(f"| {label} | {value} |")
-    lines += ["", "## All benchmarks (mean seconds per round)", "", "| benchmark | mean s | extra |",
-              "|---|---|---|"]
-    for name, entry in sorted(stats.items()):
-        extra = {k: round(v, 3) for k, v in entry.items()
-                 if k not in ("min", "max", "mean", "stddev", "rounds", "median", "iqr", "q1", "q3",
-                              "iqr_outliers", "stddev_outliers", "outliers", "ld15iqr", "hd15iqr",
-                              "ops", "total", "iterations", "data")
-                 and isinstance(v, (int, float))}
-        lines.append(f"| {name.removeprefix('benchmarks/')} | {entry['mean']:.6f} | {extra or ''} |")
-    (HERE / "RESULTS.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    run = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    entries = json.loads(STORE.read_text()) if STORE.exists() else {}
+    entries.update(_entries(data, run))
+    STORE.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
+    text = render(entries, machine())
+    (HERE / "RESULTS.md").write_text(text)
+    print(text)
     return 0
 
 
