@@ -70,6 +70,10 @@ class TrainConfig:
     checkpoint_every: int = 5
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     out_dir: str = "runs"
+    wandb_project: str | None = None
+    """Also log to Weights & Biases under this project (needs ``pip install wandb``)."""
+    wandb_mode: str = "offline"
+    """``wandb.init`` mode: ``"offline"`` (default: files only), ``"online"`` or ``"disabled"``."""
 
     def __post_init__(self) -> None:
         if self.rollout_backend not in ROLLOUT_BACKENDS:

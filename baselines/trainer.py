@@ -28,6 +28,7 @@ from agents.backends.hf import HFBackend
 from agents.prompts import PromptLimits, student_messages, teacher_messages
 from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine, TurnRow
 from agents.tiny_model import build_tiny_model, load_tiny_model
+from agents.warm_starts import resolve_model
 from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rng_state
 from baselines.config import TrainConfig
 from baselines.cost import PhaseTimer
@@ -65,7 +66,7 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     from agents.corpus import default_corpus
 
     if config.sft_steps <= 0 and config.model != "tiny":
-        return Path(config.model)
+        return Path(resolve_model(config.model))
     demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
                                   config.sft_tasks, config.seed, PromptLimits.from_dict(config.prompt))
     key_data = json.dumps([config.model, config.tiny_model, config.env_id, config.env_kwargs,
@@ -130,7 +131,11 @@ class Trainer:
         self.timer = PhaseTimer()
         main = self.parallel.is_main
         log_dir = self.run_dir if main else self.run_dir / "ranks" / f"rank{self.parallel.rank}"
-        self.log = RunLog(log_dir, progress=progress and main, total=config.steps)
+        wandb = None
+        if config.wandb_project and main:
+            wandb = {"project": config.wandb_project, "mode": config.wandb_mode,
+                     "name": "/".join(self.run_dir.parts[-3:]), "config": config.to_dict()}
+        self.log = RunLog(log_dir, progress=progress and main, total=config.steps, wandb=wandb)
         self.head: TeacherHead = make_head(config.method, **config.head_kwargs)
         seed_everything(config.seed)
         with self.timer.phase("sft"):
