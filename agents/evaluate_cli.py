@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by ``sdgym eval`` and ``sdgym rollout``."""
     parser.add_argument("--env", required=True, help="env id, e.g. SearchQA-v0")
     parser.add_argument("--model", default="tiny",
-                        help="model folder (offline), or 'tiny' for a freshly built tiny model")
+                        help="model folder (offline), a shipped warm start (e.g. searchqa-easy-sft), "
+                             "or 'tiny' for a freshly built tiny model")
     parser.add_argument("--split", default="test")
     parser.add_argument("--episodes", type=int, default=16, help="tasks per rollout seed")
     parser.add_argument("--seeds", type=int, default=8, help="rollout seeds")
@@ -36,10 +37,11 @@ def run(args: argparse.Namespace, temperature: float) -> int:
     from agents.backends.hf import HFBackend
     from agents.rollout import RolloutConfig, RolloutEngine
     from agents.tiny_model import build_tiny_model, load_tiny_model
+    from agents.warm_starts import resolve_model
     from sdgym.cli import parse_env_kwargs
 
     env_id = args.env if args.env.startswith("sdgym/") else f"sdgym/{args.env}"
-    model_dir = build_tiny_model() if args.model == "tiny" else Path(args.model)
+    model_dir = build_tiny_model() if args.model == "tiny" else Path(resolve_model(args.model))
     model, tokenizer = load_tiny_model(model_dir)
     backend = HFBackend(model, tokenizer)
     engine = RolloutEngine(

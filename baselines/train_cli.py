@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override any config field (VALUE is a Python literal)")
     parser.add_argument("--no-eval", action="store_true", help="skip the final test evaluation")
+    parser.add_argument("--export", default=None, metavar="DIR",
+                        help="sdgym sft only: also write the warm start to DIR as float16 with its recipe")
 
 
 def _config(args: argparse.Namespace):
@@ -43,8 +46,22 @@ def run_sft(args: argparse.Namespace) -> int:
 
     from baselines.trainer import warm_start
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    print(f"SFT warm start: {warm_start(_config(args))}")
+    progress = logging.getLogger("sdgym.sft")
+    progress.setLevel(logging.INFO)
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    progress.addHandler(handler)
+    config = _config(args)
+    folder = warm_start(config)
+    print(f"SFT warm start: {folder}")
+    if args.export:
+        from agents.warm_starts import export_warm_start
+
+        sft = json.loads((folder / "sft.json").read_text())
+        record = {"preset": args.preset, "command": f"sdgym sft --preset {args.preset} --export {args.export}",
+                  "config": config.to_dict(), "demonstrations": sft["demonstrations"],
+                  "first_loss": sft["losses"][0], "last_loss": sum(sft["losses"][-100:]) / len(sft["losses"][-100:])}
+        print(f"exported (float16) to {export_warm_start(folder, Path(args.export), record)}")
     return 0
 
 

@@ -1,0 +1,67 @@
+"""SFT warm starts shipped with sdgym, so CPU presets and tests start above chance at once.
+
+Each one is an ordinary transformers model folder (float16 weights, about 2 MB, plus its
+tokenizer and ``sdgym_warm_start.json``, which records the recipe and the command that rebuilt
+it). Pass its name wherever a model folder is accepted (``model = "searchqa-easy-sft"`` in a
+preset, ``sdgym eval --model searchqa-easy-sft``); :func:`resolve_model` maps names to folders.
+
+Rebuild one with the command in its record, e.g.
+``sdgym sft --preset searchqa-warm-start --export agents/warm_starts/searchqa-easy-sft``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+RECORD_FILE = "sdgym_warm_start.json"
+
+
+def shipped_warm_starts() -> dict[str, Path]:
+    """Name → folder of every shipped warm start (a folder with a record file)."""
+    return {path.parent.name: path.parent for path in sorted(HERE.glob(f"*/{RECORD_FILE}"))}
+
+
+def resolve_model(model: str) -> str:
+    """The folder of a shipped warm start named ``model``; any other value unchanged."""
+    folder = shipped_warm_starts().get(model)
+    return str(folder) if folder is not None else model
+
+
+def warm_start_record(model: str) -> dict[str, Any]:
+    """The record (recipe, command, SFT losses) of the shipped warm start named ``model``."""
+    folder = shipped_warm_starts().get(model)
+    if folder is None:
+        raise KeyError(f"no shipped warm start {model!r}; have {sorted(shipped_warm_starts())}")
+    return json.loads((folder / RECORD_FILE).read_text())
+
+
+def export_warm_start(source: Path, target: Path, record: dict[str, Any]) -> Path:
+    """Write the model in ``source`` to ``target`` as float16 plus ``record``, replacing ``target``.
+
+    The folder is assembled beside ``target`` and moved into place, so an interrupted export
+    never leaves a half-written warm start under the final name.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float16)
+        model.save_pretrained(staging)
+        AutoTokenizer.from_pretrained(source).save_pretrained(staging)
+        (staging / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n")
+        for path in [staging, *staging.iterdir()]:  # mkdtemp's 0700 would follow the folder around
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target

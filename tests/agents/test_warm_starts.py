@@ -1,0 +1,103 @@
+"""Shipped SFT warm starts: name resolution, the float16 export, and that the shipped one loads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+
+import torch  # noqa: E402
+
+from agents.tiny_model import build_tiny_model, load_tiny_model  # noqa: E402
+from agents.warm_starts import (  # noqa: E402
+    RECORD_FILE,
+    export_warm_start,
+    resolve_model,
+    shipped_warm_starts,
+    warm_start_record,
+)
+
+
+def test_resolve_model_maps_shipped_names_and_passes_others_through() -> None:
+    shipped = shipped_warm_starts()
+    assert "searchqa-easy-sft" in shipped
+    assert Path(resolve_model("searchqa-easy-sft")) == shipped["searchqa-easy-sft"]
+    assert resolve_model("tiny") == "tiny"
+    assert resolve_model("/some/folder") == "/some/folder"
+    with pytest.raises(KeyError, match="no shipped warm start"):
+        warm_start_record("no-such-warm-start")
+
+
+def test_shipped_warm_start_loads_in_float32_with_its_recipe() -> None:
+    record = warm_start_record("searchqa-easy-sft")
+    assert record["command"].startswith("sdgym sft --preset searchqa-warm-start")
+    assert record["config"]["env_id"] == "sdgym/SearchQA-v0"
+    assert record["last_loss"] < record["first_loss"]
+    model, tokenizer = load_tiny_model(resolve_model("searchqa-easy-sft"))
+    assert next(model.parameters()).dtype == torch.float32
+    assert len(tokenizer) == model.config.vocab_size
+
+
+def test_export_writes_float16_and_replaces_the_target(tmp_path: Path) -> None:
+    torch.set_num_threads(1)
+    source = build_tiny_model(tmp_path / "source")
+    target = tmp_path / "shipped" / "demo-sft"
+    target.mkdir(parents=True)
+    (target / "stale.txt").write_text("from an older export")
+    export_warm_start(source, target, {"command": "demo"})
+    assert not (target / "stale.txt").exists()
+    assert json.loads((target / RECORD_FILE).read_text()) == {"command": "demo"}
+    assert [p.name for p in target.parent.iterdir()] == ["demo-sft"]  # no staging folder left
+    original, tokenizer = load_tiny_model(source)
+    exported, _ = load_tiny_model(target)
+    ids = torch.tensor([tokenizer("go to the kitchen", add_special_tokens=False)["input_ids"]])
+    with torch.no_grad():
+        a, b = original(input_ids=ids).logits, exported(input_ids=ids).logits
+    assert torch.allclose(a, b, atol=5e-2), (a - b).abs().max()
+    assert not torch.equal(a, b)  # it really went through float16
+
+
+@pytest.mark.slow
+def test_shipped_searchqa_warm_start_beats_random_on_the_easy_split() -> None:
+    """#7: after SFT on expert data the tiny model clearly beats random on easy_val (privileged
+    info hidden, greedy decoding, the recipe's prompt limits)."""
+    from agents.backends.base import SamplingParams, render_chat
+    from agents.backends.hf import HFBackend
+    from agents.prompts import PromptLimits
+    from agents.rollout import RolloutConfig, RolloutEngine
+    from baselines.evaluation import evaluate_policy
+    from baselines.reference_policies import RandomPolicy
+
+    torch.set_num_threads(2)
+    record = warm_start_record("searchqa-easy-sft")["config"]
+    env_kwargs, episodes = record["env_kwargs"], 48
+    model, tokenizer = load_tiny_model(resolve_model("searchqa-easy-sft"))
+    engine = RolloutEngine(
+        RolloutConfig("sdgym/SearchQA-v0", env_kwargs, episodes, 1, hide_privileged=True,
+                      prompt_limits=PromptLimits.from_dict(record["prompt"])),
+        HFBackend(model, tokenizer), lambda messages: render_chat(tokenizer, messages))
+    try:
+        batch = engine.collect([5_000_000 + i for i in range(episodes)],
+                               SamplingParams(max_new_tokens=40, temperature=0.0, seed=0), "easy_val")
+    finally:
+        engine.close()
+    random = evaluate_policy("sdgym/SearchQA-v0", RandomPolicy(), split="easy_val",
+                             episodes=episodes, seeds=[0, 1], env_kwargs=env_kwargs)
+    assert all(row.privileged is None for row in batch.rows)
+    assert batch.success_rate >= random.success_mean + 0.25, (batch.success_rate, random.success_mean)
+
+
+def test_cpu_presets_use_the_warm_starts_prompt_limits_and_world() -> None:
+    """A preset that starts from a shipped warm start must show prompts the way it was trained."""
+    from baselines.benchmark.matrix import load_benchmark_preset
+    from baselines.config import load_preset
+
+    recipe = warm_start_record("searchqa-easy-sft")["config"]
+    train = load_preset("cpu-mini")
+    assert train.model == "searchqa-easy-sft" and train.sft_steps == 0
+    assert train.prompt == recipe["prompt"] and train.env_kwargs == recipe["env_kwargs"]
+    bench = load_benchmark_preset("cpu-mini")
+    assert bench.env_kwargs["sdgym/SearchQA-v0"] == recipe["env_kwargs"]
