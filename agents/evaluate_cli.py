@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--out", default=None, help="trajectory JSONL file")
+    parser.add_argument("--prompt-limit", action="append", default=[], metavar="KEY=VALUE",
+                        help="student prompt limits (history, observation_chars, history_chars, "
+                             "max_admissible); a shipped warm start's own limits are the default")
 
 
 def run(args: argparse.Namespace, temperature: float) -> int:
@@ -35,18 +38,21 @@ def run(args: argparse.Namespace, temperature: float) -> int:
 
     from agents.backends.base import SamplingParams, render_chat
     from agents.backends.hf import HFBackend
+    from agents.prompts import PromptLimits
     from agents.rollout import RolloutConfig, RolloutEngine
     from agents.tiny_model import build_tiny_model, load_tiny_model
-    from agents.warm_starts import resolve_model
+    from agents.warm_starts import resolve_model, shipped_prompt_limits
     from sdgym.cli import parse_env_kwargs
 
     env_id = args.env if args.env.startswith("sdgym/") else f"sdgym/{args.env}"
     model_dir = build_tiny_model() if args.model == "tiny" else Path(resolve_model(args.model))
     model, tokenizer = load_tiny_model(model_dir)
+    limits = dict(shipped_prompt_limits(args.model))
+    limits.update(parse_env_kwargs(args.prompt_limit))
     backend = HFBackend(model, tokenizer)
     engine = RolloutEngine(
         RolloutConfig(env_id, parse_env_kwargs(args.env_kwarg), args.episodes, 1,
-                      hide_privileged=True),
+                      hide_privileged=True, prompt_limits=PromptLimits.from_dict(limits)),
         backend, lambda messages: render_chat(tokenizer, messages))
     temperature = temperature if args.temperature is None else args.temperature
     success, score, records = [], [], []

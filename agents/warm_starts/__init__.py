@@ -40,6 +40,13 @@ def warm_start_record(model: str) -> dict[str, Any]:
     return json.loads((folder / RECORD_FILE).read_text())
 
 
+def shipped_prompt_limits(model: str) -> dict[str, Any]:
+    """The prompt limits a shipped warm start was trained with (``{}`` for any other model)."""
+    if model not in shipped_warm_starts():
+        return {}
+    return dict(warm_start_record(model)["config"].get("prompt", {}))
+
+
 def export_warm_start(source: Path, target: Path, record: dict[str, Any]) -> Path:
     """Write the model in ``source`` to ``target`` as float16 plus ``record``, replacing ``target``.
 

@@ -21,3 +21,14 @@ def test_eval_and_rollout_write_public_trajectories(tmp_path, command, capsys) -
     assert rows and {r["rollout_seed"] for r in rows} == {0, 1}
     assert all("Gold answer" not in r["prompt"] for r in rows)
     assert "success" in capsys.readouterr().out
+
+
+def test_eval_prompt_limits_apply_and_unknown_keys_fail(tmp_path, capsys) -> None:
+    out = tmp_path / "traj.jsonl"
+    args = ["eval", "--env", "SearchQA-v0", "--env-kwarg", "size=tiny", "--episodes", "2", "--seeds", "1",
+            "--max-new-tokens", "8", "--out", str(out)]
+    assert main([*args, "--prompt-limit", "history=0", "--prompt-limit", "observation_chars=40"]) == 0
+    prompts = [json.loads(line)["prompt"] for line in out.read_text().splitlines()]
+    assert prompts and all("Recent history" not in p for p in prompts)
+    assert main([*args, "--prompt-limit", "colour=1"]) == 2
+    assert "unknown prompt limits ['colour']" in capsys.readouterr().err
