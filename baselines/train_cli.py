@@ -48,9 +48,10 @@ def run_sft(args: argparse.Namespace) -> int:
 
     progress = logging.getLogger("sdgym.sft")
     progress.setLevel(logging.INFO)
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-    progress.addHandler(handler)
+    if not progress.handlers:  # one handler, however often this runs in a process
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        progress.addHandler(handler)
     config = _config(args)
     folder = warm_start(config)
     print(f"SFT warm start: {folder}")
@@ -58,9 +59,10 @@ def run_sft(args: argparse.Namespace) -> int:
         from agents.warm_starts import export_warm_start
 
         sft = json.loads((folder / "sft.json").read_text())
+        last = sft["losses"][-100:]
         record = {"preset": args.preset, "command": f"sdgym sft --preset {args.preset} --export {args.export}",
                   "config": config.to_dict(), "demonstrations": sft["demonstrations"],
-                  "first_loss": sft["losses"][0], "last_loss": sum(sft["losses"][-100:]) / len(sft["losses"][-100:])}
+                  "first_loss": sft["losses"][0], "last_loss": sum(last) / len(last)}
         print(f"exported (float16) to {export_warm_start(folder, Path(args.export), record)}")
     return 0
 

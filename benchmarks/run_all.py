@@ -62,14 +62,6 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
 
 
-def _mean(stats: dict, name: str) -> float | None:
-    """Mean seconds of the benchmark whose full name ends with ``name``."""
-    for full, entry in stats.items():
-        if full.endswith(name):
-            return entry["mean"]
-    return None
-
-
 STORE = HERE / "results.json"
 """Every benchmark's latest mean and extra info, with the run it came from (``-k`` reruns merge)."""
 
