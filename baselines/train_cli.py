@@ -60,7 +60,9 @@ def run_sft(args: argparse.Namespace) -> int:
 
         sft = json.loads((folder / "sft.json").read_text())
         last = sft["losses"][-100:]
-        record = {"preset": args.preset, "command": f"sdgym sft --preset {args.preset} --export {args.export}",
+        overrides = "".join(f" --set {pair}" for pair in args.set)
+        command = f"sdgym sft --preset {args.preset}{overrides} --export {args.export}"
+        record = {"preset": args.preset, "command": command,
                   "config": config.to_dict(), "demonstrations": sft["demonstrations"],
                   "first_loss": sft["losses"][0], "last_loss": sum(last) / len(last)}
         print(f"exported (float16) to {export_warm_start(folder, Path(args.export), record)}")
