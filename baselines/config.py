@@ -62,6 +62,10 @@ class TrainConfig:
     """Student prompt limits (``agents.prompts.PromptLimits`` fields: history,
     observation_chars, history_chars, max_admissible); empty = the defaults."""
     temperature: float = 1.0
+    tempered_logprobs: bool = False
+    """Train the policy rollouts sample from, ``softmax(logits / temperature)`` (verl's convention):
+    the loss, the PPO ratio's old log-probs (recomputed before the update), entropy, teacher and
+    reference log-probs all use the tempered distribution. False: raw-model log-probs."""
     val_temperature: float = 0.4
     val_every: int = 5
     val_episodes: int = 16

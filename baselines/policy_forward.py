@@ -19,8 +19,14 @@ def response_forward(
     prompt_ids: Sequence[Sequence[int]],
     response_ids: Sequence[Sequence[int]],
     pad_token_id: int,
+    temperature: float = 1.0,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(logprobs [B, R], logits [B, R, V], mask [B, R])`` of each response given its prompt."""
+    """``(logprobs [B, R], logits [B, R, V], mask [B, R])`` of each response given its prompt.
+
+    With ``temperature`` T != 1 both are those of the tempered policy ``softmax(logits / T)``.
+    """
     logits, ids, mask = response_logits(model, prompt_ids, response_ids, pad_token_id)
+    if temperature != 1.0:
+        logits = logits / temperature
     logprobs = torch.log_softmax(logits, dim=-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
     return logprobs.masked_fill(~mask, 0.0), logits, mask

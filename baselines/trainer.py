@@ -219,10 +219,11 @@ class Trainer:
                                       [r.traj_id for r in rows], config.grpo.advantage_scope,
                                       config.grpo.eps)
         teacher = self._teacher_inputs(rows)
+        old_logprobs = self._old_logprobs(rows)
         metrics: dict[str, Any] = {}
         self.model.train()
         for _ in range(config.ppo_epochs):
-            metrics = self._update(rows, advantages, teacher, batch, step)
+            metrics = self._update(rows, advantages, old_logprobs, teacher, batch, step)
         self.model.eval()
         self.teachers.update_ema(self.model)
         totals = self.parallel.sum_metrics({
@@ -254,8 +255,29 @@ class Trainer:
             prompt_ids.append(self.tokenizer(text, add_special_tokens=False)["input_ids"])
         return {"prompt_ids": prompt_ids}
 
+    @property
+    def policy_temperature(self) -> float:
+        """Temperature of the policy the loss trains (1.0 unless ``tempered_logprobs``)."""
+        return self.config.temperature if self.config.tempered_logprobs else 1.0
+
+    def _old_logprobs(self, rows: list[TurnRow]) -> list[list[float]]:
+        """The PPO ratio's denominators: the rollout's raw log-probs, or, for a tempered policy,
+        the same tokens re-scored at the training temperature by the not yet updated model."""
+        if self.policy_temperature == 1.0:
+            return [r.old_logprobs for r in rows]
+        scored: list[list[float]] = []
+        with self.timer.phase("update"), torch.no_grad():
+            for start in range(0, len(rows), self.config.micro_batch_size):
+                part = rows[start:start + self.config.micro_batch_size]
+                logprobs, _, mask = response_forward(
+                    self.model, [r.prompt_ids for r in part], [r.response_ids for r in part],
+                    self.pad_id, self.policy_temperature)
+                scored += [lp[m].tolist() for lp, m in zip(logprobs, mask)]
+        return scored
+
     def _update(self, rows: list[TurnRow], advantages: torch.Tensor,
-                teacher: dict[str, Any] | None, batch: RolloutBatch, step: int) -> dict[str, Any]:
+                old_logprobs: list[list[float]], teacher: dict[str, Any] | None,
+                batch: RolloutBatch, step: int) -> dict[str, Any]:
         config = self.config
         total_tokens = self.parallel.global_sum(sum(len(r.response_ids) for r in rows))
         self.optimizer.zero_grad()
@@ -267,8 +289,8 @@ class Trainer:
             with self.timer.phase("update"):
                 logprobs, logits, mask = response_forward(
                     self.model, [r.prompt_ids for r in part], [r.response_ids for r in part],
-                    self.pad_id)
-            old = _pad([r.old_logprobs for r in part], mask.shape[1])
+                    self.pad_id, self.policy_temperature)
+            old = _pad(old_logprobs[start:start + len(part)], mask.shape[1])
             token_adv = advantages[index].unsqueeze(1).expand_as(logprobs)
             head_batch = HeadBatch(
                 student_logprobs=logprobs, old_logprobs=old, advantages=token_adv, mask=mask,
@@ -296,7 +318,7 @@ class Trainer:
                     reference = self.teachers.model("frozen", self.model)
                     ref_logprobs, _, _ = response_forward(
                         reference, [r.prompt_ids for r in part], [r.response_ids for r in part],
-                        self.pad_id)
+                        self.pad_id, self.policy_temperature)
                 kl = masked_mean(low_variance_kl(logprobs, ref_logprobs), mask)
                 loss = loss + config.grpo.kl_coef * kl
                 self.timer.count_tokens("reference", int(mask.sum()))
@@ -325,7 +347,8 @@ class Trainer:
             network = self.teachers.model(self.head.teacher_weights, self.model)
             with torch.no_grad():
                 lp, lg, _ = response_forward(network, [prompt_ids[i] for i in live],
-                                             [part[i].response_ids for i in live], self.pad_id)
+                                             [part[i].response_ids for i in live], self.pad_id,
+                                             self.policy_temperature)
             overwrite_rows(teacher_lp, live, lp)
             if teacher_logits is not None:
                 overwrite_rows(teacher_logits, live, lg)

@@ -103,3 +103,40 @@ def test_teacher_values_of_a_row_subset_fit_a_wider_batch() -> None:
     wide = torch.zeros(2, 3)
     overwrite_rows(wide, [0], torch.arange(5.0).unsqueeze(0))
     assert wide[0].tolist() == [0.0, 1.0, 2.0] and wide[1].eq(0).all()
+
+
+def test_tempered_policy_rescores_old_logprobs_at_the_sampling_temperature(tmp_path) -> None:
+    """``tempered_logprobs``: the PPO denominators are the tempered policy's, so the first
+    update's ratio is 1 (nothing clipped), whereas raw rollout log-probs would differ."""
+    from baselines.policy_forward import response_forward
+
+    trainer = Trainer(tiny_config(tmp_path, temperature=2.0, tempered_logprobs=True, sft_steps=2))
+    try:
+        assert trainer.policy_temperature == 2.0
+        batch = trainer.engine.collect(trainer._group_seeds(1), trainer._sampling(1, 2.0), "easy_train")
+        rows = batch.rows
+        rescored = trainer._old_logprobs(rows)
+        with torch.no_grad():
+            raw, raw_logits, mask = response_forward(
+                trainer.model, [r.prompt_ids for r in rows], [r.response_ids for r in rows], trainer.pad_id)
+            tempered, _, _ = response_forward(
+                trainer.model, [r.prompt_ids for r in rows], [r.response_ids for r in rows], trainer.pad_id,
+                temperature=2.0)
+        expected = torch.log_softmax(raw_logits / 2.0, dim=-1)
+        for i, row in enumerate(rows):
+            n = len(row.response_ids)
+            assert torch.allclose(torch.tensor(rescored[i]), tempered[i, :n], atol=1e-5)
+            ids = torch.tensor(row.response_ids)
+            assert torch.allclose(tempered[i, :n], expected[i, torch.arange(n), ids], atol=1e-5)
+            assert torch.allclose(torch.tensor(row.old_logprobs), raw[i, :n], atol=1e-3)
+        assert not torch.allclose(tempered[mask], raw[mask], atol=1e-2)
+        metrics = trainer.update(batch, 1)
+        assert metrics["ratio_mean"] == pytest.approx(1.0, abs=1e-4)
+        assert metrics["clip_fraction"] == 0.0
+    finally:
+        trainer.close()
+    plain = Trainer(tiny_config(tmp_path / "plain", temperature=2.0, sft_steps=2))
+    try:
+        assert plain.policy_temperature == 1.0
+    finally:
+        plain.close()
