@@ -35,6 +35,10 @@ class TrainConfig:
     tiny_model: dict[str, Any] = field(default_factory=dict)
     device: str = "cpu"
     backend: str = "hf"
+    """Rollout generation: ``"hf"`` (the trained module itself) or ``"vllm"`` (a colocated
+    vLLM engine that gets the trained weights after every update; one process, GPU)."""
+    vllm_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Extra ``vllm.LLM`` arguments for ``backend="vllm"`` (e.g. ``gpu_memory_utilization``)."""
     rollout_backend: str = "local"
     """Where the rollout sub-envs live: ``"local"`` (a vector env) or ``"ray"`` (env actors)."""
     ray_address: str | None = None
@@ -84,6 +88,8 @@ class TrainConfig:
             raise ValueError(f"rollout_backend must be one of {ROLLOUT_BACKENDS}, "
                              f"got {self.rollout_backend!r}")
         PromptLimits.from_dict(self.prompt)  # unknown keys fail when the config is built
+        if self.backend not in ("hf", "vllm"):
+            raise ValueError(f"backend must be 'hf' or 'vllm', got {self.backend!r}")
         if self.ray_num_workers < 1:
             raise ValueError(f"ray_num_workers must be >= 1, got {self.ray_num_workers}")
 

@@ -8,8 +8,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 PHASES: tuple[str, ...] = (
-    "generation", "env", "teacher_forward", "reference_forward", "update", "validation",
-    "checkpoint",
+    "generation", "env", "teacher_forward", "reference_forward", "update", "weight_sync",
+    "validation", "checkpoint",
 )
 """The phases every run times (DESIGN.md §3)."""
 

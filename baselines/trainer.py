@@ -23,8 +23,9 @@ import numpy as np
 import torch
 
 import sdgym  # noqa: F401  (registers the env ids)
-from agents.backends.base import SamplingParams, render_chat
+from agents.backends.base import PolicyBackend, SamplingParams, render_chat
 from agents.backends.hf import HFBackend
+from agents.backends.vllm_backend import colocated_vllm
 from agents.prompts import PromptLimits, student_messages, teacher_messages
 from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine, TurnRow
 from agents.tiny_model import build_tiny_model, load_tiny_model
@@ -119,13 +120,12 @@ class Trainer:
     """GRPO with a swappable teacher head, on one env, for one seed (see the module docstring)."""
 
     def __init__(self, config: TrainConfig, resume: bool = False, progress: bool = False) -> None:
-        if config.backend != "hf":
-            raise NotImplementedError(
-                f"training with backend={config.backend!r} is not implemented yet (generation "
-                "with weight sync to vLLM); use backend='hf' (the vLLM adapter serves evaluation)"
-            )
         self.config = config
         self.parallel = from_environment(config.device)
+        if config.backend == "vllm" and self.parallel.world_size > 1:
+            raise NotImplementedError(
+                "backend='vllm' trains in one process (a colocated engine per GPU is not wired "
+                "for torchrun yet); use backend='hf' with torchrun, or one process with vLLM")
         self.run_dir = config.run_dir()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.timer = PhaseTimer()
@@ -144,7 +144,7 @@ class Trainer:
         self.model.to(config.device)
         self.parallel.broadcast_parameters(self.model)
         self.pad_id = int(self.tokenizer.pad_token_id)
-        self.backend = HFBackend(self.model, self.tokenizer, device=config.device)
+        self.backend = self._policy_backend(model_dir)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr, weight_decay=0.0)
         modes = []
         if config.grpo.kl_coef > 0:
@@ -165,6 +165,14 @@ class Trainer:
             self._restore()
 
     # ----------------------------------------------------------------- helpers
+    def _policy_backend(self, model_dir: Path) -> PolicyBackend:
+        """The rollout generator: the trained module itself, or a colocated vLLM engine."""
+        config = self.config
+        if config.backend == "vllm":
+            return colocated_vllm(str(model_dir), seed=config.seed, tokenizer=self.tokenizer,
+                                  **config.vllm_kwargs)
+        return HFBackend(self.model, self.tokenizer, device=config.device)
+
     def render(self, messages: list[dict[str, str]]) -> str:
         """Chat template of the policy's tokenizer."""
         return render_chat(self.tokenizer, messages)
@@ -225,6 +233,8 @@ class Trainer:
         for _ in range(config.ppo_epochs):
             metrics = self._update(rows, advantages, old_logprobs, teacher, batch, step)
         self.model.eval()
+        with self.timer.phase("weight_sync"):
+            self.backend.sync_weights(self.model)
         self.teachers.update_ema(self.model)
         totals = self.parallel.sum_metrics({
             "episodes": len(batch.episodes), "won": sum(e.won for e in batch.episodes),
@@ -456,6 +466,7 @@ class Trainer:
         self.validation = [tuple(v) for v in state["validation"]]
         self.step = int(state["step"])
         self.log.truncate_after(self.step)
+        self.backend.sync_weights(self.model)
 
 
 def overwrite_rows(target: torch.Tensor, rows: list[int], values: torch.Tensor) -> None:

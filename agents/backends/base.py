@@ -85,6 +85,11 @@ class PolicyBackend(ABC):
     ) -> list[list[float]]:
         """Return raw-model log-probs of each response token given its prompt."""
 
+    def sync_weights(self, model: Any) -> None:  # noqa: B027  (optional hook, no-op by default)
+        """Make later calls sample from ``model``'s current weights (a trainer calls this after
+        each update). Backends that run the trained module itself, like ``HFBackend``, have
+        nothing to do; engines holding their own copy (vLLM) reload it here."""
+
 
 def render_chat(
     tokenizer: Any,

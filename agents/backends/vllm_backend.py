@@ -5,10 +5,18 @@ Prompts are tokenized here and passed to vLLM as token ids, so ``Generation.prom
 exactly what the model saw. Sampling asks for ``logprobs=0`` (the sampled token only); vLLM
 reports raw-model log-probs by default, matching the convention in
 :mod:`agents.backends.base`.
+
+Training (:meth:`VLLMBackend.sync_weights`) follows TRL's colocate mode: the engine runs its
+worker in the trainer's process (``distributed_executor_backend="external_launcher"``), and
+after each update every trained parameter is handed to the worker model's ``load_weights``
+(Hugging Face parameter names, dtype converted by vLLM), then the prefix cache is dropped, since
+cached KV blocks were computed with the old weights.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -19,6 +27,22 @@ VLLM_MISSING = (
     "VLLMBackend needs vLLM, which is not installed. Install it with "
     "`pip install 'sdgym[vllm]'` (Linux + CUDA), or use agents.backends.hf.HFBackend."
 )
+IN_PROCESS_ONLY = (
+    "vLLM weight sync needs the engine's worker in this process: create the engine with "
+    "distributed_executor_backend='external_launcher' (the trainer does), not a separate "
+    "worker process"
+)
+
+
+def worker_model(engine: Any) -> Any:
+    """The model object inside an in-process vLLM worker (what ``load_weights`` is called on)."""
+    executor = getattr(getattr(engine, "llm_engine", None), "model_executor", None)
+    worker = getattr(executor, "driver_worker", None)
+    for holder in (worker, getattr(worker, "worker", None)):
+        model = getattr(getattr(holder, "model_runner", None), "model", None)
+        if model is not None and hasattr(model, "load_weights"):
+            return model
+    raise RuntimeError(IN_PROCESS_ONLY)
 
 
 def _logprob_value(entry: Any) -> float:
@@ -52,6 +76,23 @@ def to_vllm_kwargs(params: SamplingParams, *, prompt_logprobs: int | None = None
     if prompt_logprobs is not None:
         kwargs["prompt_logprobs"] = prompt_logprobs
     return kwargs
+
+
+def colocated_vllm(model: str, *, seed: int = 0, tokenizer: Any = None,
+                   **engine_kwargs: Any) -> VLLMBackend:
+    """A :class:`VLLMBackend` for training: its worker runs in this (single) process, so
+    :meth:`VLLMBackend.sync_weights` can reach the model; it takes 30% of the GPU by default,
+    leaving the rest to the trained copy, its optimizer and the teacher/reference forwards."""
+    single = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1"}
+    for key, value in single.items():
+        os.environ.setdefault(key, value)
+    if "MASTER_PORT" not in os.environ:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            os.environ["MASTER_PORT"] = str(probe.getsockname()[1])
+    kwargs = {"distributed_executor_backend": "external_launcher", "gpu_memory_utilization": 0.3,
+              "seed": seed, **engine_kwargs}
+    return VLLMBackend(model, tokenizer=tokenizer, **kwargs)
 
 
 class VLLMBackend(PolicyBackend):
@@ -92,6 +133,13 @@ class VLLMBackend(PolicyBackend):
         self.engine = engine
         self.tokenizer = tokenizer if tokenizer is not None else engine.get_tokenizer()
         self.sampling_params_cls = sampling_params_cls
+
+    def sync_weights(self, model: Any) -> None:
+        """Load ``model``'s parameters (a ``torch.nn.Module`` being trained) into the engine."""
+        target = worker_model(self.engine)
+        for name, parameter in model.named_parameters():
+            target.load_weights([(name, parameter.detach())])
+        self.engine.reset_prefix_cache()
 
     def _encode(self, prompts: Sequence[str]) -> list[list[int]]:
         return [list(self.tokenizer.encode(p, add_special_tokens=False)) for p in prompts]

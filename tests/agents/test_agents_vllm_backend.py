@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -10,7 +11,13 @@ from typing import Any
 import pytest
 
 from agents.backends.base import SamplingParams
-from agents.backends.vllm_backend import VLLM_MISSING, VLLMBackend, to_vllm_kwargs
+from agents.backends.vllm_backend import (
+    IN_PROCESS_ONLY,
+    VLLM_MISSING,
+    VLLMBackend,
+    colocated_vllm,
+    to_vllm_kwargs,
+)
 
 
 class CharTokenizer:
@@ -129,3 +136,74 @@ def test_to_vllm_kwargs_options() -> None:
     assert kwargs["stop"] is None
     assert kwargs["include_stop_str_in_output"] is False
     assert kwargs["prompt_logprobs"] == 0
+
+
+class RecordingWorkerModel:
+    """Stands in for the model inside an in-process vLLM worker."""
+
+    def __init__(self) -> None:
+        self.loaded: dict[str, Any] = {}
+
+    def load_weights(self, weights):
+        for name, tensor in weights:
+            self.loaded[name] = tensor.clone()
+
+
+def engine_with_worker(nested: bool) -> tuple[FakeEngine, RecordingWorkerModel]:
+    """A fake engine whose worker model sits where vLLM keeps it (V1 nests it one level deeper)."""
+    engine, model = FakeEngine(), RecordingWorkerModel()
+    runner = SimpleNamespace(model_runner=SimpleNamespace(model=model))
+    worker = SimpleNamespace(worker=runner) if nested else runner
+    engine.llm_engine = SimpleNamespace(model_executor=SimpleNamespace(driver_worker=worker))
+    engine.prefix_cache_resets = 0
+
+    def reset_prefix_cache() -> None:
+        engine.prefix_cache_resets += 1
+
+    engine.reset_prefix_cache = reset_prefix_cache
+    return engine, model
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_sync_weights_loads_every_parameter_and_drops_the_prefix_cache(nested: bool) -> None:
+    torch = pytest.importorskip("torch")
+    engine, worker_model = engine_with_worker(nested)
+    trained = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 2))
+    backend = VLLMBackend(engine=engine, sampling_params_cls=FakeSamplingParams)
+    backend.sync_weights(trained)
+    assert set(worker_model.loaded) == {name for name, _ in trained.named_parameters()}
+    assert all(torch.equal(worker_model.loaded[name], p) for name, p in trained.named_parameters())
+    assert not any(t.requires_grad for t in worker_model.loaded.values())
+    assert engine.prefix_cache_resets == 1
+    with torch.no_grad():
+        trained[0].weight.add_(1.0)
+    backend.sync_weights(trained)
+    assert torch.equal(worker_model.loaded["0.weight"], trained[0].weight)
+    assert engine.prefix_cache_resets == 2
+
+
+def test_sync_weights_without_an_in_process_worker_is_a_clear_error() -> None:
+    torch = pytest.importorskip("torch")
+    backend = VLLMBackend(engine=FakeEngine(), sampling_params_cls=FakeSamplingParams)
+    with pytest.raises(RuntimeError, match="external_launcher") as info:
+        backend.sync_weights(torch.nn.Linear(2, 2))
+    assert str(info.value) == IN_PROCESS_ONLY
+
+
+def test_colocated_vllm_runs_the_worker_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    created: list[dict[str, Any]] = []
+
+    class FakeLLM(FakeEngine):
+        def __init__(self, model: str, **kwargs: Any) -> None:
+            super().__init__()
+            created.append({"model": model, **kwargs})
+
+    monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=FakeLLM, SamplingParams=FakeSamplingParams))
+    for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(key, raising=False)
+    backend = colocated_vllm("some/model", seed=7, gpu_memory_utilization=0.5)
+    assert created == [{"model": "some/model", "distributed_executor_backend": "external_launcher",
+                        "gpu_memory_utilization": 0.5, "seed": 7}]
+    assert isinstance(backend.engine, FakeLLM)
+    assert (os.environ["RANK"], os.environ["WORLD_SIZE"], os.environ["MASTER_ADDR"]) == ("0", "1", "127.0.0.1")
+    assert 0 < int(os.environ["MASTER_PORT"]) < 65536

@@ -140,3 +140,56 @@ def test_tempered_policy_rescores_old_logprobs_at_the_sampling_temperature(tmp_p
         assert plain.policy_temperature == 1.0
     finally:
         plain.close()
+
+
+def test_vllm_backend_samples_with_the_trained_weights_after_every_update(tmp_path, monkeypatch) -> None:
+    """``backend="vllm"``: the trainer builds a colocated engine and syncs it after every update
+    and on resume. The engine here is a second copy of the model (no vLLM, no GPU), so rollouts
+    come from weights that only the sync can keep current."""
+    import baselines.trainer as trainer_module
+    from agents.backends.hf import HFBackend
+    from agents.tiny_model import load_tiny_model
+
+    class CopyEngine(HFBackend):
+        def __init__(self, model_dir: str, kwargs: dict) -> None:
+            model, tokenizer = load_tiny_model(model_dir)
+            super().__init__(model, tokenizer)
+            self.kwargs, self.syncs = kwargs, 0
+
+        def sync_weights(self, model) -> None:
+            self.model.load_state_dict(model.state_dict())
+            self.syncs += 1
+
+    engines: list[CopyEngine] = []
+
+    def colocated(model_dir: str, *, seed: int, tokenizer, **kwargs) -> CopyEngine:
+        engines.append(CopyEngine(model_dir, {"seed": seed, **kwargs}))
+        return engines[-1]
+
+    monkeypatch.setattr(trainer_module, "colocated_vllm", colocated)
+    config = tiny_config(tmp_path, backend="vllm", vllm_kwargs={"gpu_memory_utilization": 0.5})
+    trainer = Trainer(config)
+    try:
+        start = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+        trainer.fit()
+        assert engines[0].syncs == config.steps
+        assert engines[0].kwargs == {"seed": config.seed, "gpu_memory_utilization": 0.5}
+        trained = trainer.model.state_dict()
+        assert any(not torch.equal(start[k], trained[k]) for k in trained)
+        copy = engines[0].model.state_dict()
+        assert all(torch.equal(copy[k], trained[k]) for k in trained)
+        assert all(r["phase_seconds"]["weight_sync"] > 0 for r in read_metrics(trainer.run_dir)[1:])
+    finally:
+        trainer.close()
+    resumed = Trainer(config, resume=True)
+    try:
+        assert engines[1].syncs == 1
+        copy = engines[1].model.state_dict()
+        assert all(torch.equal(copy[k], v) for k, v in trained.items())
+    finally:
+        resumed.close()
+
+
+def test_unknown_backend_is_rejected() -> None:
+    with pytest.raises(ValueError, match="backend must be 'hf' or 'vllm'"):
+        load_preset("cpu-smoke", backend="sglang")
