@@ -214,9 +214,20 @@ def _lazy(module: str, function: str):
     def handler(args: argparse.Namespace) -> int:
         import importlib
 
+        _hide_model_loading_bars()
         return int(getattr(importlib.import_module(module), function)(args))
 
     return handler
+
+
+def _hide_model_loading_bars() -> None:
+    """Turn off transformers' per-load "Loading weights" bars: a benchmark loads models dozens of
+    times, and the bars bury its own progress lines."""
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:
+        return
+    transformers_logging.disable_progress_bar()
 
 
 def _lazy_arguments(parser: argparse.ArgumentParser, module: str) -> None:

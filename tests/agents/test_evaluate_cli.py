@@ -13,6 +13,9 @@ from sdgym.cli import main  # noqa: E402
 
 @pytest.mark.parametrize("command", ["eval", "rollout"])
 def test_eval_and_rollout_write_public_trajectories(tmp_path, command, capsys) -> None:
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.enable_progress_bar()  # the CLI turns transformers' loading bars off
     out = tmp_path / "traj.jsonl"
     code = main([command, "--env", "SearchQA-v0", "--env-kwarg", "size=tiny", "--episodes", "2",
                  "--seeds", "2", "--max-new-tokens", "12", "--out", str(out)])
@@ -20,7 +23,10 @@ def test_eval_and_rollout_write_public_trajectories(tmp_path, command, capsys) -
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows and {r["rollout_seed"] for r in rows} == {0, 1}
     assert all("Gold answer" not in r["prompt"] for r in rows)
-    assert "success" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "success" in captured.out
+    assert "Loading weights" not in captured.err + captured.out
+    assert not transformers_logging.is_progress_bar_enabled()
 
 
 def test_eval_prompt_limits_apply_and_unknown_keys_fail(tmp_path, capsys) -> None:
