@@ -69,6 +69,6 @@ def run(args: argparse.Namespace) -> int:
     result = run_matrix(preset, out, on_cell=lambda c, s: console.print(f"{s:>7}  {c.key}"),
                         dispatch=dispatch)
     report = write_report(result, out, f"sdgym benchmark — {preset.name}")
-    console.print(report.read_text())
+    console.print(report.read_text(), markup=False, highlight=False)  # Markdown as written
     console.print(f"report: {report}")
     return 1 if result["failures"] else 0

@@ -166,7 +166,7 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
             test = trainer.evaluate()
         finally:
             trainer.close()
-        record = {**summary, **test, "policy": cell.method}
+        record = {**summary, **test, "policy": cell.method, "model_name": config.model}
     record.update(kind=cell.kind, env_id=cell.env_id, method=cell.method, seed=cell.seed,
                   cell=cell.key, wall_seconds=time.perf_counter() - started)
     return record

@@ -88,9 +88,10 @@ def test_benchmark_presets_load() -> None:
 
 
 @pytest.mark.slow
-def test_cpu_smoke_benchmark_end_to_end(tmp_path) -> None:
+def test_cpu_smoke_benchmark_end_to_end(tmp_path, capsys) -> None:
     out = tmp_path / "report"
     assert main(["benchmark", "--preset", "cpu-smoke", "--out", str(out)]) == 0
+    assert "![final-vs-time](final-vs-time.png)" in capsys.readouterr().out  # printed as written
     report = (out / "report.md").read_text()
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     preset = load_benchmark_preset("cpu-smoke")
@@ -103,6 +104,7 @@ def test_cpu_smoke_benchmark_end_to_end(tmp_path) -> None:
         horizon = max(s for s, _ in record["validation"])
         assert record["auc"] == pytest.approx(_auc(record["validation"], horizon), abs=1e-9)
         line = next(x for x in report.splitlines() if x.startswith(f"| {record['method']} |"))
+        assert record["model_name"] == "tiny" and line.split(" | ")[2] == "tiny"
         mean = sum(record["success_per_seed"]) / len(record["success_per_seed"])
         assert f"{mean:.3f}" in line and f"{record['auc']:.3f}" in line
     assert "nothing: every planned cell finished" in report
