@@ -53,6 +53,9 @@ class TrainConfig:
     sft_context_loss_weight: float = 0.0
     """Weight of the prompt tokens' LM loss in SFT (see ``baselines.sft.behaviour_clone``)."""
     sft_warmup_steps: int = 0
+    sft_hasty_fraction: float = 0.0
+    """Share of SFT episodes replaced by an immediate wrong answer (``baselines.sft.
+    hasty_demonstrations``): an imperfect demonstrator, for a warm start that leaves RL room."""
     """SFT learning-rate warm-up steps, then linear decay (0: constant learning rate)."""
     steps: int = 20
     num_groups: int = 4

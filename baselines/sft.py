@@ -67,6 +67,34 @@ def expert_demonstrations(
     return demos
 
 
+def hasty_demonstrations(
+    demos: list[Demonstration], fraction: float, seed: int = 0
+) -> list[Demonstration]:
+    """An imperfect demonstrator: ``fraction`` of the expert episodes answer at once, wrongly.
+
+    Episodes are the runs of consecutive demonstrations that start at step 1. A hasty episode
+    keeps only its first turn's prompt and answers it with the next episode's final response
+    (another task's answer) instead of the expert's first step. Behaviour cloning on the mix gives
+    a policy that often skips the work, a realistic SFT start with room for RL.
+    """
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+    episodes: list[list[Demonstration]] = []
+    for demo in demos:
+        if demo.turn.step == 1 or not episodes:
+            episodes.append([])
+        episodes[-1].append(demo)
+    rng = random.Random(seed)
+    mixed: list[Demonstration] = []
+    for index, episode in enumerate(episodes):
+        if rng.random() < fraction:
+            other = episodes[(index + 1) % len(episodes)]
+            mixed.append(Demonstration(episode[0].turn, other[-1].response))
+        else:
+            mixed.extend(episode)
+    return mixed
+
+
 def token_nll(
     model: torch.nn.Module, prompt_ids: list[list[int]], response_ids: list[list[int]], pad_token_id: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -46,7 +46,7 @@ from baselines.heads import HeadBatch, TeacherHead, make_head
 from baselines.metrics import validation_auc
 from baselines.policy_forward import response_forward
 from baselines.run_log import RunLog
-from baselines.sft import behaviour_clone, expert_demonstrations
+from baselines.sft import behaviour_clone, expert_demonstrations, hasty_demonstrations
 from baselines.teacher import TeacherWeights, teacher_contexts
 from sdgym.cache import cache_dir
 
@@ -70,10 +70,13 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
         return Path(resolve_model(config.model))
     demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
                                   config.sft_tasks, config.seed, PromptLimits.from_dict(config.prompt))
+    if config.sft_hasty_fraction > 0:
+        demos = hasty_demonstrations(demos, config.sft_hasty_fraction, config.seed)
     key_data = json.dumps([config.model, config.tiny_model, config.env_id, config.env_kwargs,
                            config.train_split, config.sft_steps, config.sft_lr,
                            config.sft_batch_size, config.sft_tasks, config.seed, config.prompt,
-                           config.sft_context_loss_weight, config.sft_warmup_steps],
+                           config.sft_context_loss_weight, config.sft_warmup_steps]
+                          + ([config.sft_hasty_fraction] if config.sft_hasty_fraction else []),
                           sort_keys=True)
     key = hashlib.sha256(key_data.encode()).hexdigest()[:16]
     target = cache_dir("sft") / key
@@ -85,7 +88,7 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
         ]
         base = build_tiny_model(corpus=corpus, seed=config.seed, **config.tiny_model)
     else:
-        base = Path(config.model)
+        base = Path(resolve_model(config.model))
     model, tokenizer = load_tiny_model(base)
     seed_everything(config.seed)
 

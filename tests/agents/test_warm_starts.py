@@ -23,7 +23,7 @@ from agents.warm_starts import (  # noqa: E402
 
 def test_resolve_model_maps_shipped_names_and_passes_others_through() -> None:
     shipped = shipped_warm_starts()
-    assert "searchqa-easy-sft" in shipped
+    assert {"searchqa-easy-sft", "searchqa-hasty-sft"} <= set(shipped)
     assert Path(resolve_model("searchqa-easy-sft")) == shipped["searchqa-easy-sft"]
     assert resolve_model("tiny") == "tiny"
     assert resolve_model("/some/folder") == "/some/folder"
@@ -31,12 +31,14 @@ def test_resolve_model_maps_shipped_names_and_passes_others_through() -> None:
         warm_start_record("no-such-warm-start")
 
 
-def test_shipped_warm_start_loads_in_float32_with_its_recipe() -> None:
-    record = warm_start_record("searchqa-easy-sft")
-    assert record["command"].startswith("sdgym sft --preset searchqa-warm-start")
+@pytest.mark.parametrize(("name", "recipe"), [("searchqa-easy-sft", "searchqa-warm-start"),
+                                              ("searchqa-hasty-sft", "searchqa-hasty-warm-start")])
+def test_shipped_warm_start_loads_in_float32_with_its_recipe(name: str, recipe: str) -> None:
+    record = warm_start_record(name)
+    assert record["command"] == f"sdgym sft --preset {recipe} --export agents/warm_starts/{name}"
     assert record["config"]["env_id"] == "sdgym/SearchQA-v0"
     assert record["last_loss"] < record["first_loss"]
-    model, tokenizer = load_tiny_model(resolve_model("searchqa-easy-sft"))
+    model, tokenizer = load_tiny_model(resolve_model(name))
     assert next(model.parameters()).dtype == torch.float32
     assert len(tokenizer) == model.config.vocab_size
 
@@ -95,9 +97,11 @@ def test_cpu_presets_use_the_warm_starts_prompt_limits_and_world() -> None:
     from baselines.benchmark.matrix import load_benchmark_preset
     from baselines.config import load_preset
 
-    recipe = warm_start_record("searchqa-easy-sft")["config"]
+    recipe = warm_start_record("searchqa-hasty-sft")["config"]
     train = load_preset("cpu-mini")
-    assert train.model == "searchqa-easy-sft" and train.sft_steps == 0
+    assert train.model == "searchqa-hasty-sft" and train.sft_steps == 0
+    assert recipe["model"] == "searchqa-easy-sft" and recipe["sft_hasty_fraction"] > 0
+    assert recipe["prompt"] == warm_start_record("searchqa-easy-sft")["config"]["prompt"]
     assert train.prompt == recipe["prompt"] and train.env_kwargs == recipe["env_kwargs"]
     bench = load_benchmark_preset("cpu-mini")
     assert bench.env_kwargs["sdgym/SearchQA-v0"] == recipe["env_kwargs"]
