@@ -37,7 +37,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, An
             "model": group[0].get("model_name", "tiny" if group[0]["kind"] != "baseline" else "-"),
             "final_mean": statistics.fmean(successes) if successes else 0.0,
             "final_std": statistics.pstdev(successes) if len(successes) > 1 else 0.0,
-            "auc": _mean_over_seeds(group, "auc"),
+            "auc": _mean_over_seeds(group, "auc") if curve else None,  # a start row has no curve
             "largest_drop": largest_drop(values) if values else None,
             "below_half_best": steps_below_half_best([s for s, _ in curve], values) if values else None,
             "train_seconds": _mean_over_seeds(group, "train_seconds") or 0.0,

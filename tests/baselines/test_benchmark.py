@@ -107,4 +107,6 @@ def test_cpu_smoke_benchmark_end_to_end(tmp_path, capsys) -> None:
         assert record["model_name"] == "tiny" and line.split(" | ")[2] == "tiny"
         mean = sum(record["success_per_seed"]) / len(record["success_per_seed"])
         assert f"{mean:.3f}" in line and f"{record['auc']:.3f}" in line
+    start = next(x for x in report.splitlines() if x.startswith("| sft-start |"))
+    assert start.split(" | ")[4] == "–"  # no validation curve, so no AUC
     assert "nothing: every planned cell finished" in report
