@@ -200,7 +200,8 @@ def test_colocated_vllm_runs_the_worker_in_process(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=FakeLLM, SamplingParams=FakeSamplingParams))
     for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
-        monkeypatch.delenv(key, raising=False)
+        monkeypatch.setenv(key, "")  # recorded, so the values colocated_vllm sets are undone
+        monkeypatch.delenv(key)
     backend = colocated_vllm("some/model", seed=7, gpu_memory_utilization=0.5)
     assert created == [{"model": "some/model", "distributed_executor_backend": "external_launcher",
                         "gpu_memory_utilization": 0.5, "seed": 7}]
