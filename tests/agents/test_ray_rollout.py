@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 pytest.importorskip("transformers")
@@ -18,6 +20,20 @@ from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine  # noqa: E
 SEARCHQA = "sdgym/SearchQA-v0"
 TINY = {"size": "tiny"}
 SAMPLING = SamplingParams(max_new_tokens=16, temperature=1.0, seed=3)
+
+
+def kill_and_wait(worker) -> None:
+    """``ray.kill`` is asynchronous: wait until the worker is gone, so that the pool's next call
+    meets a dead worker (otherwise a quick call can still finish before the kill lands)."""
+    ray.kill(worker)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            ray.get(worker.ready.remote(), timeout=10)
+        except ray.exceptions.RayActorError:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the killed Ray worker still answers")
 
 
 def _rollout(rollout_backend: str, workers: int = 3, on_step=None) -> tuple[RolloutBatch, int]:
@@ -87,7 +103,7 @@ def test_ray_rollout_gives_the_local_rows(ray_cluster, local_batch) -> None:
 def test_killed_actor_is_replaced_and_its_episodes_replayed(ray_cluster, local_batch) -> None:
     def kill_first_worker(pool, call):
         if call == 2:
-            ray_cluster.kill(pool.workers[0])
+            kill_and_wait(pool.workers[0])
 
     batch, replacements = _rollout("ray", workers=2, on_step=kill_first_worker)
     assert replacements == 1
@@ -144,10 +160,10 @@ def test_pool_replays_after_kills_at_reset_and_mid_episode(ray_cluster) -> None:
     finally:
         local.close()
     with RayEnvPool(spec, 3, num_workers=2) as pool:
-        ray_cluster.kill(pool.workers[1])
+        kill_and_wait(pool.workers[1])
         got = [pool.reset([7, 8, 9], {"split": "train"}), pool.step(commands[0])]
         for worker in pool.workers:  # both die: both are replaced and replayed
-            ray_cluster.kill(worker)
+            kill_and_wait(worker)
         got.append(pool.step(commands[1]))
         assert pool.replacements == 3
     assert got == expected
