@@ -56,6 +56,9 @@ class TrainConfig:
     sft_hasty_fraction: float = 0.0
     """Share of SFT episodes replaced by an immediate wrong answer (``baselines.sft.
     hasty_demonstrations``): an imperfect demonstrator, for a warm start that leaves RL room."""
+    sft_teacher_fraction: float = 0.0
+    """Share of each SFT batch drawn from the (unmixed) expert turns under their *teacher* prompt
+    (privileged block included), so that the self-distillation teacher can read that block."""
     """SFT learning-rate warm-up steps, then linear decay (0: constant learning rate)."""
     steps: int = 20
     num_groups: int = 4

@@ -1,8 +1,10 @@
 """SFT warm start: behaviour cloning on expert demonstrations from each env's privileged expert.
 
 :func:`expert_demonstrations` runs the expert (``info["privileged"]["expert_action"]``) on train
-tasks and records, per turn, the *student* prompt (public info only) and the response that carries
-the expert's command. :func:`behaviour_clone` minimises the response tokens' cross-entropy.
+tasks and records, per turn, the *student* prompt (public info only), the privileged text a
+teacher prompt would carry, and the response that carries the expert's command.
+:func:`behaviour_clone` minimises the response tokens' cross-entropy, optionally also on teacher
+prompts so that the model learns to read the privileged block its self-distillation teacher sees.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from agents.prompts import (
     public_turn,
     response_for_command,
     student_messages,
+    teacher_messages,
 )
 
 
@@ -32,6 +35,8 @@ class Demonstration:
 
     turn: PublicTurn
     response: str
+    guidance: str | None = None
+    """The turn's privileged text (``info["privileged"]["text"]``), for teacher prompts."""
 
 
 def expert_demonstrations(
@@ -55,7 +60,8 @@ def expert_demonstrations(
                 if not command:
                     break
                 turn = public_turn(env_id, task, step, history, observation, info, limits)
-                episode.append(Demonstration(turn, response_for_command(env_id, command, native)))
+                episode.append(Demonstration(turn, response_for_command(env_id, command, native),
+                                             info["privileged"].get("text")))
                 history.append((observation, command))
                 observation, _, terminated, truncated, info = env.step(command)
                 if terminated or truncated:
@@ -130,6 +136,8 @@ def behaviour_clone(
     render: Callable[[list[dict[str, str]]], str],
     context_loss_weight: float = 0.0,
     warmup_steps: int = 0,
+    teacher_demos: list[Demonstration] | None = None,
+    teacher_fraction: float = 0.0,
     log: Callable[[int, float], None] | None = None,
 ) -> list[float]:
     """Train ``model`` on ``demos`` for ``steps`` AdamW steps; return the response loss per step.
@@ -140,24 +148,40 @@ def behaviour_clone(
     modelling the (name-repeating) prompt text; the response tokens alone (about 15 per turn)
     are too little signal. ``warmup_steps > 0`` ramps the learning rate up linearly over that
     many steps and then decays it linearly to 5% at ``steps``; 0 keeps it constant.
+
+    ``teacher_fraction > 0`` draws that share of each batch from ``teacher_demos`` shown with
+    their teacher prompt (the student prompt plus the privileged ``guidance`` block, as
+    :func:`agents.prompts.teacher_messages` renders it for the heads). A tiny model never trained
+    on that block cannot read it, and its self-distillation teacher is then worse than the student.
     """
     if not demos:
         raise ValueError("no expert demonstrations to clone")
+    if not 0.0 <= teacher_fraction <= 1.0:
+        raise ValueError(f"teacher_fraction must be in [0, 1], got {teacher_fraction}")
+    teacher_demos = [d for d in teacher_demos or [] if d.guidance]
+    if teacher_fraction > 0 and not teacher_demos:
+        raise ValueError("teacher_fraction > 0 needs teacher_demos with privileged guidance")
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
-    encoded = [
-        (
-            tokenizer(render(student_messages(d.turn)), add_special_tokens=False)["input_ids"],
-            tokenizer(d.response, add_special_tokens=False)["input_ids"] + [end],
-        )
-        for d in demos
-    ]
+
+    def encode(messages: list[dict[str, str]], response: str) -> tuple[list[int], list[int]]:
+        return (tokenizer(render(messages), add_special_tokens=False)["input_ids"],
+                tokenizer(response, add_special_tokens=False)["input_ids"] + [end])
+
+    encoded = [encode(student_messages(d.turn), d.response) for d in demos]
+    teacher_encoded = [encode(teacher_messages(d.turn, d.guidance or ""), d.response)
+                       for d in teacher_demos] if teacher_fraction > 0 else []
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _lr_factor(step, steps, warmup_steps))
     rng = random.Random(seed)
     losses = []
     model.train()
     for step in range(steps):
-        batch = [encoded[rng.randrange(len(encoded))] for _ in range(batch_size)]
+        if teacher_encoded:
+            batch = [teacher_encoded[rng.randrange(len(teacher_encoded))]
+                     if rng.random() < teacher_fraction else encoded[rng.randrange(len(encoded))]
+                     for _ in range(batch_size)]
+        else:
+            batch = [encoded[rng.randrange(len(encoded))] for _ in range(batch_size)]
         prompts, responses = [p for p, _ in batch], [r for _, r in batch]
         if context_loss_weight > 0:
             nll, response_mask, context_mask = token_nll(model, prompts, responses, tokenizer.pad_token_id)

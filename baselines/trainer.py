@@ -70,13 +70,15 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
         return Path(resolve_model(config.model))
     demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
                                   config.sft_tasks, config.seed, PromptLimits.from_dict(config.prompt))
+    expert_turns = demos
     if config.sft_hasty_fraction > 0:
         demos = hasty_demonstrations(demos, config.sft_hasty_fraction, config.seed)
     key_data = json.dumps([config.model, config.tiny_model, config.env_id, config.env_kwargs,
                            config.train_split, config.sft_steps, config.sft_lr,
                            config.sft_batch_size, config.sft_tasks, config.seed, config.prompt,
                            config.sft_context_loss_weight, config.sft_warmup_steps]
-                          + ([config.sft_hasty_fraction] if config.sft_hasty_fraction else []),
+                          + ([config.sft_hasty_fraction] if config.sft_hasty_fraction else [])
+                          + ([config.sft_teacher_fraction] if config.sft_teacher_fraction else []),
                           sort_keys=True)
     key = hashlib.sha256(key_data.encode()).hexdigest()[:16]
     target = cache_dir("sft") / key
@@ -98,7 +100,8 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     losses = behaviour_clone(model, tokenizer, demos, steps=config.sft_steps, lr=config.sft_lr,
                              batch_size=config.sft_batch_size, seed=config.seed, render=render,
                              context_loss_weight=config.sft_context_loss_weight,
-                             warmup_steps=config.sft_warmup_steps, log=_log_sft_progress)
+                             warmup_steps=config.sft_warmup_steps, teacher_demos=expert_turns,
+                             teacher_fraction=config.sft_teacher_fraction, log=_log_sft_progress)
     staging = target.with_name(f".{key}.{time.time_ns()}")
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)

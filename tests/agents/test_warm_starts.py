@@ -105,3 +105,32 @@ def test_cpu_presets_use_the_warm_starts_prompt_limits_and_world() -> None:
     assert train.prompt == recipe["prompt"] and train.env_kwargs == recipe["env_kwargs"]
     bench = load_benchmark_preset("cpu-mini")
     assert bench.env_kwargs["sdgym/SearchQA-v0"] == recipe["env_kwargs"]
+
+
+def test_hasty_warm_start_hastens_its_student_but_not_its_teacher() -> None:
+    """cpu-mini's start: under the student prompt the expert's first step (search) is unlikely,
+    under the teacher prompt (privileged block included) it is likely, so self-distillation has
+    a teacher worth following."""
+    from agents.backends.base import render_chat
+    from agents.backends.hf import response_logprobs
+    from agents.prompts import PromptLimits, student_messages, teacher_messages
+    from baselines.sft import expert_demonstrations
+
+    limits = PromptLimits.from_dict(warm_start_record("searchqa-hasty-sft")["config"]["prompt"])
+    first = [d for d in expert_demonstrations("sdgym/SearchQA-v0", {"size": "small"}, "easy_val", 24,
+                                              limits=limits) if d.turn.step == 1]
+    assert len(first) >= 20 and all(d.guidance and "<search>" in d.response for d in first)
+    model, tokenizer = load_tiny_model(resolve_model("searchqa-hasty-sft"))
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+
+    def mean_logprob(messages: list) -> float:
+        prompts = [tokenizer(render_chat(tokenizer, m), add_special_tokens=False)["input_ids"]
+                   for m in messages]
+        responses = [tokenizer(d.response, add_special_tokens=False)["input_ids"] + [end] for d in first]
+        with torch.no_grad():
+            logprobs, mask = response_logprobs(model, prompts, responses, pad_token_id=tokenizer.pad_token_id)
+        return float((logprobs * mask).sum(1).mean())
+
+    student = mean_logprob([student_messages(d.turn) for d in first])
+    teacher = mean_logprob([teacher_messages(d.turn, d.guidance) for d in first])
+    assert student < -1.5 and teacher > student + 0.8, (student, teacher)

@@ -13,7 +13,7 @@ import torch  # noqa: E402
 
 from agents.backends.base import render_chat  # noqa: E402
 from agents.backends.hf import response_logprobs  # noqa: E402
-from agents.prompts import PublicTurn, student_messages  # noqa: E402
+from agents.prompts import PublicTurn, student_messages, teacher_messages  # noqa: E402
 from agents.tiny_model import build_tiny_model, load_tiny_model  # noqa: E402
 from baselines.sft import Demonstration, _lr_factor, behaviour_clone, token_nll  # noqa: E402
 
@@ -90,3 +90,49 @@ def test_behaviour_clone_rejects_empty_demonstrations(model_dir: Path) -> None:
     model, tokenizer = load_tiny_model(model_dir)
     with pytest.raises(ValueError, match="no expert demonstrations"):
         behaviour_clone(model, tokenizer, [], steps=1, lr=1e-3, batch_size=1, render=str)
+
+
+def test_teacher_fraction_teaches_the_teacher_prompt_apart_from_the_student_one(model_dir: Path) -> None:
+    """Students are shown a wrong answer; teachers, whose prompt carries the gold answer, the
+    right one. Only a model trained on teacher prompts too answers right when it sees the block."""
+    names = [d.response.split("<answer> ")[1].removesuffix("</answer>") for d in _demos()]
+    student = [Demonstration(d.turn, "<think>I choose the next step.</think><answer> Nobody</answer>")
+               for d in _demos()]
+    teacher = [Demonstration(d.turn, d.response, guidance=f"Gold answer: {name}")
+               for d, name in zip(_demos(), names)]
+
+    def logprob(model, tokenizer, messages, responses) -> float:
+        render = functools.partial(render_chat, tokenizer)
+        prompts = [tokenizer(render(m), add_special_tokens=False)["input_ids"] for m in messages]
+        ids = [tokenizer(r, add_special_tokens=False)["input_ids"] for r in responses]
+        with torch.no_grad():
+            lp, mask = response_logprobs(model, prompts, ids, pad_token_id=tokenizer.pad_token_id)
+        return float((lp * mask).sum() / mask.sum())
+
+    scores = {}
+    for fraction in (0.0, 0.5):
+        torch.manual_seed(0)
+        model, tokenizer = load_tiny_model(model_dir)
+        behaviour_clone(model, tokenizer, student, steps=40, lr=3e-3, batch_size=4,
+                        render=functools.partial(render_chat, tokenizer), teacher_demos=teacher,
+                        teacher_fraction=fraction)
+        scores[fraction] = {
+            "teacher_right": logprob(model, tokenizer, [teacher_messages(d.turn, d.guidance) for d in teacher],
+                                     [d.response for d in teacher]),
+            "student_wrong": logprob(model, tokenizer, [student_messages(d.turn) for d in student],
+                                     [d.response for d in student]),
+            "student_right": logprob(model, tokenizer, [student_messages(d.turn) for d in teacher],
+                                     [d.response for d in teacher]),
+        }
+    assert scores[0.5]["teacher_right"] > scores[0.0]["teacher_right"] + 0.5, scores
+    assert scores[0.5]["student_wrong"] > scores[0.5]["student_right"], scores  # still hasty
+
+
+def test_teacher_fraction_needs_guided_demonstrations(model_dir: Path) -> None:
+    model, tokenizer = load_tiny_model(model_dir)
+    with pytest.raises(ValueError, match="privileged guidance"):
+        behaviour_clone(model, tokenizer, _demos(), steps=1, lr=1e-3, batch_size=1, render=str,
+                        teacher_demos=_demos(), teacher_fraction=0.5)
+    with pytest.raises(ValueError, match="teacher_fraction"):
+        behaviour_clone(model, tokenizer, _demos(), steps=1, lr=1e-3, batch_size=1, render=str,
+                        teacher_fraction=2.0)
