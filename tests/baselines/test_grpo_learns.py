@@ -2,9 +2,10 @@
 
 The base warm start (``searchqa-easy-sft``) is near its ceiling at the validation temperature
 (0.92 on easy_val) and leaves RL little to find. cpu-mini starts from ``searchqa-hasty-sft``
-instead: the same model fine-tuned on a demonstration mix in which 60% of the episodes answer at
-once, with another question's answer, instead of searching first (``hasty_demonstrations``).
-It answers without searching in most episodes. Searching first is one decision at a fixed place
+instead: the same model fine-tuned on a student demonstration mix in which 60% of the episodes
+answer at once, with another question's answer, instead of searching first
+(``hasty_demonstrations``), and on expert turns under the teacher prompt. Its student answers
+without searching in most episodes. Searching first is one decision at a fixed place
 in the response, which GRPO's group-relative advantage singles out: searching episodes win,
 hasty ones fail.
 """
