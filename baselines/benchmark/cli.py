@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 
@@ -23,18 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="GPUs each cell task holds (default 0)")
 
 
-def projected_seconds(cells: list, out: Path, default_per_cell: float) -> dict[str, float]:
-    """Projected seconds per cell key: measured in ``out`` when a previous run finished it."""
-    projection = {}
-    for cell in cells:
-        result = out / "cells" / cell.key / "result.json"
-        if result.exists():
-            projection[cell.key] = float(json.loads(result.read_text()).get("wall_seconds", 0.0))
-        else:
-            projection[cell.key] = default_per_cell
-    return projection
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the matrix, then write ``report.md``, plots and ``results.jsonl``."""
     from rich.console import Console
@@ -49,17 +36,22 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     cells, notes = plan(preset)
     if args.dry_run:
-        projection = projected_seconds(cells, out, preset.seconds_per_cell)
+        from baselines.benchmark.projection import project
+
+        projection = project(cells, out, preset)
         table = Table(title=f"benchmark {preset.name}: {len(cells)} cells")
-        for column in ("cell", "kind", "env", "method", "seed", "projected s"):
+        for column in ("cell", "kind", "env", "method", "seed", "projected s", "basis"):
             table.add_column(column)
         for cell in cells:
+            seconds, basis = projection[cell.key]
             table.add_row(cell.key, cell.kind, cell.env_id, cell.method, str(cell.seed),
-                          f"{projection[cell.key]:.0f}")
+                          f"{seconds:.0f}", basis)
         console.print(table)
         for note in notes:
             console.print(f"[yellow]{note}[/]")
-        console.print(f"projected total: {sum(projection.values()) / 60:.1f} min")
+        total = sum(seconds for seconds, _ in projection.values())
+        bases = sorted({basis for _, basis in projection.values()})
+        console.print(f"projected total: {total / 60:.1f} min (basis: {', '.join(bases)})")
         return 0
     dispatch = None
     if args.ray or args.ray_address:

@@ -28,6 +28,7 @@ from sdgym.registration import ENVIRONMENTS, implemented
 
 if TYPE_CHECKING:
     from baselines.benchmark.ray_dispatch import RayDispatch
+    from baselines.config import TrainConfig
 
 PRESET_DIR = Path(__file__).parent / "presets"
 
@@ -137,6 +138,19 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, default=str))
 
 
+def cell_config(cell: Cell, preset: BenchmarkPreset, out: Path) -> TrainConfig:
+    """The training config of a ``start`` or ``train`` cell (a start cell trains 0 steps)."""
+    from baselines.config import load_preset
+
+    config = load_preset(preset.train_presets.get(cell.env_id, preset.train_preset),
+                         env_id=cell.env_id, env_kwargs=dict(preset.env_kwargs.get(cell.env_id, {})),
+                         method="grpo" if cell.kind == "start" else cell.method, seed=cell.seed,
+                         out_dir=str(out / "runs" / cell.key), **preset.train_overrides)
+    if cell.kind == "start":
+        config.steps = 0
+    return config
+
+
 def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
     """Run one cell and return its result record."""
     env_kwargs = dict(preset.env_kwargs.get(cell.env_id, {}))
@@ -150,16 +164,9 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
             seeds=range(preset.baseline_seeds),
             ppo_timesteps=preset.ppo_timesteps_per_env.get(cell.env_id, preset.ppo_timesteps))
     else:
-        from baselines.config import load_preset
         from baselines.trainer import Trainer
 
-        method = "grpo" if cell.kind == "start" else cell.method
-        config = load_preset(preset.train_presets.get(cell.env_id, preset.train_preset),
-                             env_id=cell.env_id, env_kwargs=env_kwargs,
-                             method=method, seed=cell.seed, out_dir=str(out / "runs" / cell.key),
-                             **preset.train_overrides)
-        if cell.kind == "start":
-            config.steps = 0
+        config = cell_config(cell, preset, out)
         trainer = Trainer(config, resume=True)
         try:
             summary = trainer.fit() if cell.kind == "train" else trainer.summary()
