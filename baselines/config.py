@@ -53,13 +53,13 @@ class TrainConfig:
     sft_context_loss_weight: float = 0.0
     """Weight of the prompt tokens' LM loss in SFT (see ``baselines.sft.behaviour_clone``)."""
     sft_warmup_steps: int = 0
+    """SFT learning-rate warm-up steps, then linear decay (0: constant learning rate)."""
     sft_hasty_fraction: float = 0.0
     """Share of SFT episodes replaced by an immediate wrong answer (``baselines.sft.
     hasty_demonstrations``): an imperfect demonstrator, for a warm start that leaves RL room."""
     sft_teacher_fraction: float = 0.0
     """Share of each SFT batch drawn from the (unmixed) expert turns under their *teacher* prompt
     (privileged block included), so that the self-distillation teacher can read that block."""
-    """SFT learning-rate warm-up steps, then linear decay (0: constant learning rate)."""
     steps: int = 20
     num_groups: int = 4
     group_size: int = 4

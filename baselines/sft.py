@@ -180,7 +180,7 @@ def behaviour_clone(
             batch = [teacher_encoded[rng.randrange(len(teacher_encoded))]
                      if rng.random() < teacher_fraction else encoded[rng.randrange(len(encoded))]
                      for _ in range(batch_size)]
-        else:
+        else:  # the original draw, so recipes without teacher prompts rebuild bit for bit
             batch = [encoded[rng.randrange(len(encoded))] for _ in range(batch_size)]
         prompts, responses = [p for p, _ in batch], [r for _, r in batch]
         if context_loss_weight > 0:

@@ -73,6 +73,7 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     expert_turns = demos
     if config.sft_hasty_fraction > 0:
         demos = hasty_demonstrations(demos, config.sft_hasty_fraction, config.seed)
+    # options added later enter the key only when set, so earlier cached warm starts stay valid
     key_data = json.dumps([config.model, config.tiny_model, config.env_id, config.env_kwargs,
                            config.train_split, config.sft_steps, config.sft_lr,
                            config.sft_batch_size, config.sft_tasks, config.seed, config.prompt,

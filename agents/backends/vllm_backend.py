@@ -136,9 +136,9 @@ class VLLMBackend(PolicyBackend):
 
     def sync_weights(self, model: Any) -> None:
         """Load ``model``'s parameters (a ``torch.nn.Module`` being trained) into the engine."""
-        target = worker_model(self.engine)
-        for name, parameter in model.named_parameters():
-            target.load_weights([(name, parameter.detach())])
+        # One call: vLLM's load_weights indexes the model's parameters on every call.
+        worker_model(self.engine).load_weights(
+            (name, parameter.detach()) for name, parameter in model.named_parameters())
         self.engine.reset_prefix_cache()
 
     def _encode(self, prompts: Sequence[str]) -> list[list[int]]:
