@@ -34,17 +34,9 @@ from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rn
 from baselines.config import TrainConfig
 from baselines.cost import PhaseTimer
 from baselines.distributed import from_environment
-from baselines.grpo import (
-    clipped_policy_loss,
-    entropy_from_logits,
-    group_advantages,
-    low_variance_kl,
-    masked_mean,
-    row_returns,
-)
-from baselines.heads import HeadBatch, TeacherHead, make_head
+from baselines.heads import TeacherHead, make_head
+from baselines.learner import Learner
 from baselines.metrics import validation_auc
-from baselines.policy_forward import response_forward
 from baselines.run_log import RunLog
 from baselines.sft import behaviour_clone, expert_demonstrations, hasty_demonstrations
 from baselines.teacher import TeacherWeights, teacher_contexts
@@ -154,11 +146,14 @@ class Trainer:
         self.backend = self._policy_backend(model_dir)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr, weight_decay=0.0)
         modes = []
-        if config.grpo.kl_coef > 0:
+        kl_coef = config.grpo.kl_coef if self.head.kl_coef is None else self.head.kl_coef
+        if kl_coef > 0:
             modes.append("frozen")
         if self.head.needs_teacher:
             modes.append(self.head.teacher_weights)
         self.teachers = TeacherWeights(self.model, modes, self.head.ema_decay)
+        self.learner = Learner(self.model, self.optimizer, self.head, self.teachers, config,
+                               self.pad_id, self.timer, self.parallel)
         local_groups = len(self.parallel.shard(range(config.num_groups)))
         self.engine = self._engine(local_groups, config.group_size)
         self.validation_engine: RolloutEngine | None = None
@@ -167,6 +162,7 @@ class Trainer:
         if main:
             (self.run_dir / "config.json").write_text(json.dumps(
                 {**config.to_dict(), "head": self.head.config(),
+                 "head_deviations": self.head.deviations(config.to_dict()),
                  "teacher_forward_counts_as_cost": True}, indent=2, default=str))
         if resume:
             self._restore()
@@ -224,21 +220,16 @@ class Trainer:
         return self.update(batch, step)
 
     def update(self, batch: RolloutBatch, step: int) -> dict[str, Any]:
-        """Advantages, teacher inputs and ``ppo_epochs`` updates on ``batch`` (this rank's rows)."""
+        """Phase 1 once on ``batch`` (this rank's rows), then ``ppo_epochs`` epochs of phase 2
+        (:mod:`baselines.learner`)."""
         config = self.config
         rows = batch.rows
-        episode_return, row_return = row_returns(
-            [r.won for r in rows], [r.score for r in rows], [not r.action_valid for r in rows],
-            config.grpo)
-        advantages = group_advantages(episode_return, row_return, [r.group_id for r in rows],
-                                      [r.traj_id for r in rows], config.grpo.advantage_scope,
-                                      config.grpo.eps)
-        teacher = self._teacher_inputs(rows)
-        old_logprobs = self._old_logprobs(rows)
+        self.model.eval()
+        prepared = self.learner.prepare(rows, self._teacher_prompt_ids(rows), step)
         metrics: dict[str, Any] = {}
         self.model.train()
         for _ in range(config.ppo_epochs):
-            metrics = self._update(rows, advantages, old_logprobs, teacher, batch, step)
+            metrics = self.learner.train_epoch(prepared, step)
         self.model.eval()
         with self.timer.phase("weight_sync"):
             self.backend.sync_weights(self.model)
@@ -247,7 +238,7 @@ class Trainer:
             "episodes": len(batch.episodes), "won": sum(e.won for e in batch.episodes),
             "score": sum(e.score for e in batch.episodes), "rows": len(rows),
             "invalid": sum(not r.action_valid for r in rows),
-            "advantage_abs": float(advantages.abs().sum())})
+            "advantage_abs": float(prepared.row_advantages.abs().sum())})
         episodes, rows_total = max(totals["episodes"], 1), max(totals["rows"], 1)
         metrics.update({
             "train/success": totals["won"] / episodes,
@@ -258,7 +249,7 @@ class Trainer:
         })
         return metrics
 
-    def _teacher_inputs(self, rows: list[TurnRow]) -> dict[str, Any] | None:
+    def _teacher_prompt_ids(self, rows: list[TurnRow]) -> list[list[int] | None] | None:
         """Teacher prompt ids per row (``None`` rows have no teacher context)."""
         if not self.head.needs_teacher:
             return None
@@ -270,109 +261,12 @@ class Trainer:
                 continue
             text = self.render(teacher_messages(row.public, context, self.head.context_budget_chars))
             prompt_ids.append(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-        return {"prompt_ids": prompt_ids}
+        return prompt_ids
 
     @property
     def policy_temperature(self) -> float:
         """Temperature of the policy the loss trains (1.0 unless ``tempered_logprobs``)."""
-        return self.config.temperature if self.config.tempered_logprobs else 1.0
-
-    def _old_logprobs(self, rows: list[TurnRow]) -> list[list[float]]:
-        """The PPO ratio's denominators: the rollout's raw log-probs, or, for a tempered policy,
-        the same tokens re-scored at the training temperature by the not yet updated model."""
-        if self.policy_temperature == 1.0:
-            return [r.old_logprobs for r in rows]
-        scored: list[list[float]] = []
-        with self.timer.phase("update"), torch.no_grad():
-            for start in range(0, len(rows), self.config.micro_batch_size):
-                part = rows[start:start + self.config.micro_batch_size]
-                logprobs, _, mask = response_forward(
-                    self.model, [r.prompt_ids for r in part], [r.response_ids for r in part],
-                    self.pad_id, self.policy_temperature)
-                scored += [lp[m].tolist() for lp, m in zip(logprobs, mask)]
-        return scored
-
-    def _update(self, rows: list[TurnRow], advantages: torch.Tensor,
-                old_logprobs: list[list[float]], teacher: dict[str, Any] | None,
-                batch: RolloutBatch, step: int) -> dict[str, Any]:
-        config = self.config
-        total_tokens = self.parallel.global_sum(sum(len(r.response_ids) for r in rows))
-        self.optimizer.zero_grad()
-        sums: dict[str, float] = {}
-        group_success = _group_success(rows)
-        for start in range(0, len(rows), config.micro_batch_size):
-            part = rows[start:start + config.micro_batch_size]
-            index = list(range(start, start + len(part)))
-            with self.timer.phase("update"):
-                logprobs, logits, mask = response_forward(
-                    self.model, [r.prompt_ids for r in part], [r.response_ids for r in part],
-                    self.pad_id, self.policy_temperature)
-            old = _pad(old_logprobs[start:start + len(part)], mask.shape[1])
-            token_adv = advantages[index].unsqueeze(1).expand_as(logprobs)
-            head_batch = HeadBatch(
-                student_logprobs=logprobs, old_logprobs=old, advantages=token_adv, mask=mask,
-                group_ids=[r.group_id for r in part], traj_ids=[r.traj_id for r in part],
-                turn_ids=[r.turn for r in part], won=[r.won for r in part],
-                group_success_rate=[group_success[r.group_id] for r in part], step=step)
-            if self.head.needs_logits:
-                head_batch.student_logits = logits
-            if teacher is not None:
-                with self.timer.phase("teacher_forward"):
-                    self._fill_teacher(head_batch, part, teacher["prompt_ids"][start:start + len(part)],
-                                       logprobs, logits)
-            with self.timer.phase("update"):
-                output = self.head.apply(head_batch)
-                used_adv = output.advantages if output.advantages is not None else token_adv
-                policy_loss, stats = clipped_policy_loss(logprobs, old, used_adv, mask, config.grpo)
-                loss = output.replace_loss if output.replace_loss is not None else policy_loss
-                if output.aux_loss is not None and output.replace_loss is None:
-                    loss = loss + output.aux_loss
-                entropy = masked_mean(entropy_from_logits(logits), mask)
-                loss = loss - config.grpo.entropy_coef * entropy
-            kl = torch.zeros(())
-            if config.grpo.kl_coef > 0:
-                with self.timer.phase("reference_forward"), torch.no_grad():
-                    reference = self.teachers.model("frozen", self.model)
-                    ref_logprobs, _, _ = response_forward(
-                        reference, [r.prompt_ids for r in part], [r.response_ids for r in part],
-                        self.pad_id, self.policy_temperature)
-                kl = masked_mean(low_variance_kl(logprobs, ref_logprobs), mask)
-                loss = loss + config.grpo.kl_coef * kl
-                self.timer.count_tokens("reference", int(mask.sum()))
-            with self.timer.phase("update"):
-                weight = float(mask.sum()) / max(total_tokens, 1)
-                (loss * weight).backward()
-            self.timer.count_tokens("trained", int(mask.sum()))
-            for name, value in {"loss": loss.item(), "policy_loss": policy_loss.item(),
-                                "entropy": entropy.item(), "kl": kl.item(), **stats,
-                                **{f"head/{k}": v for k, v in output.metrics.items()}}.items():
-                sums[name] = sums.get(name, 0.0) + value * weight
-        with self.timer.phase("update"):
-            self.parallel.sum_gradients(self.model)
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.max_grad_norm)
-            self.optimizer.step()
-        return {**self.parallel.sum_metrics(sums), "grad_norm": float(grad_norm)}
-
-    def _fill_teacher(self, head_batch: HeadBatch, part: list[TurnRow],
-                      prompt_ids: list[list[int] | None], logprobs: torch.Tensor,
-                      logits: torch.Tensor) -> None:
-        has = torch.tensor([p is not None for p in prompt_ids])
-        teacher_lp = logprobs.detach().clone()
-        teacher_logits = logits.detach().clone() if self.head.needs_logits else None
-        live = [i for i, p in enumerate(prompt_ids) if p is not None]
-        if live:
-            network = self.teachers.model(self.head.teacher_weights, self.model)
-            with torch.no_grad():
-                lp, lg, _ = response_forward(network, [prompt_ids[i] for i in live],
-                                             [part[i].response_ids for i in live], self.pad_id,
-                                             self.policy_temperature)
-            overwrite_rows(teacher_lp, live, lp)
-            if teacher_logits is not None:
-                overwrite_rows(teacher_logits, live, lg)
-            self.timer.count_tokens("teacher", sum(len(part[i].response_ids) for i in live))
-        head_batch.teacher_logprobs = teacher_lp
-        head_batch.teacher_logits = teacher_logits
-        head_batch.has_teacher = has
+        return self.learner.policy_temperature
 
     # ------------------------------------------------------------- validation
     def validate(self, step: int) -> float:
@@ -474,28 +368,3 @@ class Trainer:
         self.step = int(state["step"])
         self.log.truncate_after(self.step)
         self.backend.sync_weights(self.model)
-
-
-def overwrite_rows(target: torch.Tensor, rows: list[int], values: torch.Tensor) -> None:
-    """``target[rows] = values`` over the shared token width.
-
-    ``values`` comes from a forward pass over the subset ``rows`` only, so it is padded to the
-    longest response *of that subset* and may be narrower than ``target`` (or wider, never past
-    a real token of those rows); positions outside the shared width are padding for these rows.
-    """
-    width = min(target.shape[1], values.shape[1])
-    target[rows, :width] = values[:, :width]
-
-
-def _pad(values: list[list[float]], width: int) -> torch.Tensor:
-    out = torch.zeros((len(values), width))
-    for i, row in enumerate(values):
-        out[i, : min(len(row), width)] = torch.tensor(row[:width])
-    return out
-
-
-def _group_success(rows: list[TurnRow]) -> dict[int, float]:
-    outcome: dict[int, dict[int, bool]] = {}
-    for row in rows:
-        outcome.setdefault(row.group_id, {})[row.traj_id] = row.won
-    return {g: float(np.mean(list(t.values()))) for g, t in outcome.items()}

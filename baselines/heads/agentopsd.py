@@ -2,8 +2,8 @@
 
 Formula (METHODS.md), per episode (rows sharing ``traj_ids``, ordered by ``turn_ids``)::
 
-    Δ_k      = Σ_{t ∈ turn k} δ_t                      δ_t = stopgrad(q_t − s_t), masked
-    V0       = clamp(group success rate, 1e-4, 1 − 1e-4)   (batch.group_success_rate)
+    Δ_k      = Σ_{t ∈ turn k} δ_t                      δ_t = stopgrad(q_t − o_t), masked
+    V0       = clamp(v0 statistic of the group, 1e-4, 1 − 1e-4)
     logit V_k = logit V0 + Σ_{j ≤ k} Δ_j,  V_k clamped to (eps, 1 − eps),  V_{−1} = V0
     u_k      = V_k − V_{k−1}
     z_k      = (u_k − mean_k u) / (std_k u + eps)      population std within the episode;
@@ -12,12 +12,17 @@ Formula (METHODS.md), per episode (rows sharing ``traj_ids``, ordered by ``turn_
     Â_k      = A_k·[(1 − λ) + λ·m_k]                  broadcast to the turn's masked tokens
 
 ``A_k`` is the row's GRPO advantage (its value at the first unmasked token). Turns whose belief
-moved with the outcome are amplified, the others shrunk; the sign of ``A`` is kept.
+moved with the outcome are amplified, the others shrunk; the sign of ``A`` is kept. Rows without a
+teacher context keep ``m_k = 1`` (and add nothing to the recursion).
 
-Defaults: b = 0.2, λ = 0.5 decayed linearly to 0 over ``warmdown_steps=100`` (METHODS.md says
-"decayed"; the reference recipe keeps λ constant — set ``warmdown_steps=0`` for that), eps = 1e-6.
-``gap_source`` as in :mod:`baselines.heads.rlsd` (reference: rollout log-probs). The batch must
-hold whole episodes (otherwise the recursion runs over the turns present).
+Scope ``batch``: the recursion and z-scores run over whole episodes, so the head runs once on
+the whole rollout batch (never per micro-batch).
+Defaults: b = 0.2, λ = 0.5 **constant** (the reference recipe's ``warmdown_steps=-1``;
+``warmdown_steps > 0`` decays it linearly), eps = 1e-6, ``gap_source="old"`` (reference).
+``v0``: ``"success_rate"`` (default; the paper's description: the share of the group's episodes
+won) or ``"group_return"`` (the reference code: the clamped group mean of the row return
+10·won, which saturates at 1 − 1e-4 as soon as one episode of the group is won) — the default
+differs from the reference code and every run records it.
 Context: ``skills``. Teacher weights: ``current`` (reference: same self-oracle as RLSD).
 Source: arXiv 2608.05987; ref ZethWang/AgentOPSD ``verl/trainer/ppo/opsd_utils.py``
 (``compute_opsd_turn_advantage``, belief_mult + signed). Not inferred.
@@ -26,7 +31,7 @@ Source: arXiv 2608.05987; ref ZethWang/AgentOPSD ``verl/trainer/ppo/opsd_utils.p
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -41,6 +46,8 @@ from baselines.heads.base import (
     teacher_gap,
 )
 
+V0_SOURCES = ("success_rate", "group_return")
+
 
 @register_head
 class AgentOPSDHead(TeacherHead):
@@ -48,24 +55,40 @@ class AgentOPSDHead(TeacherHead):
 
     name = "agentopsd"
     needs_teacher = True
+    scope = "batch"
+    reference: ClassVar[dict[str, Any]] = {
+        "band": 0.2, "lam": 0.5, "warmdown_steps": 0, "gap_source": "old",
+        "v0": "group_return", "teacher_weights": "current"}
 
     def __init__(
         self,
         band: float = 0.2,
         lam: float = 0.5,
-        warmdown_steps: int = 100,
+        warmdown_steps: int = 0,
         eps: float = 1e-6,
-        gap_source: str = "student",
+        gap_source: str = "old",
+        v0: str = "success_rate",
         teacher_weights: str = "current",
         context: str = "skills",
         **kwargs: Any,
     ) -> None:
         super().__init__(teacher_weights=teacher_weights, context=context, **kwargs)
+        if v0 not in V0_SOURCES:
+            raise ValueError(f"agentopsd v0 must be one of {V0_SOURCES}, got {v0!r}")
         self.band = band
         self.lam = lam
         self.warmdown_steps = warmdown_steps
         self.eps = eps
         self.gap_source = gap_source
+        self.v0 = v0
+
+    def _prior(self, batch: HeadBatch, row: int) -> float:
+        values = batch.group_success_rate if self.v0 == "success_rate" else batch.group_mean_return
+        if len(values) != len(batch.traj_ids):
+            raise ValueError(f"agentopsd (v0={self.v0!r}) needs "
+                             f"{'group_success_rate' if self.v0 == 'success_rate' else 'group_mean_return'}"
+                             " for every row")
+        return min(max(float(values[row]), 1e-4), 1.0 - 1e-4)
 
     def turn_multipliers(self, batch: HeadBatch) -> torch.Tensor:
         """``m_k`` per row (turn), from the belief recursion within each episode."""
@@ -74,24 +97,24 @@ class AgentOPSDHead(TeacherHead):
         rows = len(batch.traj_ids)
         if rows != turn_gap.shape[0] or len(batch.turn_ids) != rows:
             raise ValueError("agentopsd needs traj_ids and turn_ids for every row")
-        if len(batch.group_success_rate) != rows:
-            raise ValueError("agentopsd needs group_success_rate (V0) for every row")
         episodes: dict[int, list[int]] = defaultdict(list)
         for row, traj in enumerate(batch.traj_ids):
             episodes[int(traj)].append(row)
         multipliers = torch.ones_like(turn_gap)
         for members in episodes.values():
             order = torch.tensor(sorted(members, key=lambda r: int(batch.turn_ids[r])))
-            v0 = min(max(float(batch.group_success_rate[int(order[0])]), 1e-4), 1.0 - 1e-4)
-            v0_tensor = torch.tensor([v0], dtype=turn_gap.dtype, device=turn_gap.device)
-            logit_v0 = torch.logit(v0_tensor)
-            belief = torch.sigmoid(logit_v0 + turn_gap[order].cumsum(0))
+            v0_tensor = torch.tensor([self._prior(batch, int(order[0]))], dtype=turn_gap.dtype,
+                                     device=turn_gap.device)
+            belief = torch.sigmoid(torch.logit(v0_tensor) + turn_gap[order].cumsum(0))
             belief = belief.clamp(self.eps, 1.0 - self.eps)
             previous = torch.cat([v0_tensor, belief[:-1]])
             increment = belief - previous
             z = (increment - increment.mean()) / (increment.std(unbiased=False) + self.eps)
             signed = 1.0 + self.band * torch.sign(row_adv[order]) * z
             multipliers[order] = signed.clamp(1.0 - self.band, 1.0 + self.band)
+        if batch.has_teacher is not None:
+            has = batch.has_teacher.to(multipliers.device)
+            multipliers = torch.where(has, multipliers, torch.ones_like(multipliers))
         return multipliers
 
     def apply(self, batch: HeadBatch) -> HeadOutput:

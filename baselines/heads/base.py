@@ -1,22 +1,38 @@
 """The teacher-head interface shared by GRPO and every self-distillation method.
 
-A head receives a :class:`HeadBatch` (per-token tensors ``[rows, tokens]`` of one training
-micro-batch plus per-row ids) and returns a :class:`HeadOutput` with any of:
+A head receives a :class:`HeadBatch` (per-token tensors ``[rows, tokens]`` plus per-row ids) and
+returns a :class:`HeadOutput` with any of:
 
 * ``advantages`` — reshaped per-token advantages that replace ``A`` inside the GRPO loss ``L0``;
 * ``aux_loss`` — a scalar added to ``L0``;
 * ``replace_loss`` — a scalar that replaces ``L0`` entirely.
+
+Each head says *when* it runs (:attr:`TeacherHead.scope`):
+
+* ``"batch"`` — advantage-reshaping heads (``rlsd``, ``agentopsd``, ``opid``): called **once on
+  the whole rollout batch** before any gradient step, with ``student_logprobs`` equal to the
+  pre-update (old) log-probs, as the references compute advantages once per batch;
+* ``"micro_batch"`` — loss heads: called per training micro-batch with the student's log-probs
+  (and logits) carrying gradients. Their loss terms are sums over the micro-batch divided by the
+  whole batch's token (or row) total in :attr:`HeadBatch.totals`, so the gradient of one step does
+  not depend on ``micro_batch_size``.
+
+Rows without a teacher context (``has_teacher`` False) contribute nothing to any teacher term:
+:func:`teacher_gap` is 0 there and :meth:`TeacherHead.term_mask` drops them.
 
 Notation (METHODS.md): ``s_t`` student log-prob with grad, ``q_t`` teacher log-prob (no grad) on
 the prompt plus privileged context, ``o_t`` rollout log-prob, ``δ_t = stopgrad(q_t − s_t)``,
 ``A`` the GRPO advantage. A head declares which teacher weights it wants (``current`` weights
 without grad, the ``frozen`` initial policy, or an ``ema`` of the policy), which context
 (``privileged`` text, per-task-type ``skills``, a successful ``sibling`` trajectory,
-``hindsight`` notes, or an expert ``demonstration``), and whether it needs full logits.
+``hindsight`` notes, or an expert ``demonstration``), and whether it needs full logits. It also
+states its reference recipe (:attr:`TeacherHead.reference`) so that every run records where it
+deviates (:meth:`TeacherHead.deviations`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -26,11 +42,25 @@ from baselines.grpo import masked_mean
 
 TEACHER_WEIGHTS: tuple[str, ...] = ("current", "frozen", "ema")
 CONTEXT_SOURCES: tuple[str, ...] = ("privileged", "skills", "sibling", "hindsight", "demonstration")
+SCOPES: tuple[str, ...] = ("batch", "micro_batch")
+
+
+@dataclass(frozen=True)
+class LossTotals:
+    """Denominators of the whole update batch (all micro-batches, all ranks).
+
+    ``tokens``: masked response tokens; ``term_tokens`` / ``term_rows``: tokens and rows (with at
+    least one token) of the head's :meth:`TeacherHead.term_mask`.
+    """
+
+    tokens: float
+    term_tokens: float
+    term_rows: float
 
 
 @dataclass
 class HeadBatch:
-    """What a head sees for one micro-batch (tensors are ``[rows, tokens]`` unless noted)."""
+    """What a head sees (tensors are ``[rows, tokens]`` unless noted)."""
 
     student_logprobs: torch.Tensor
     old_logprobs: torch.Tensor
@@ -38,7 +68,7 @@ class HeadBatch:
     mask: torch.Tensor
     teacher_logprobs: torch.Tensor | None = None
     has_teacher: torch.Tensor | None = None
-    """``[rows]`` bool: rows that have a teacher context (e.g. SDPO needs a successful sibling)."""
+    """``[rows]`` bool: rows that have a teacher context (None: every row has one)."""
     student_logits: torch.Tensor | None = None
     """``[rows, tokens, vocab]`` when the head sets ``needs_logits``."""
     teacher_logits: torch.Tensor | None = None
@@ -47,9 +77,12 @@ class HeadBatch:
     turn_ids: list[int] = field(default_factory=list)
     won: list[bool] = field(default_factory=list)
     group_success_rate: list[float] = field(default_factory=list)
-    """Per row: the share of its group's episodes that were won (AgentOPSD's V0)."""
+    """Per row: the share of its group's episodes that were won (AgentOPSD's V0, paper)."""
+    group_mean_return: list[float] = field(default_factory=list)
+    """Per row: the mean training return of its group's rows (AgentOPSD's V0, reference code)."""
     step: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    totals: LossTotals | None = None
+    """Whole-batch denominators; None: this batch is the whole batch."""
 
 
 @dataclass
@@ -68,6 +101,12 @@ class TeacherHead:
     name: ClassVar[str] = "grpo"
     needs_teacher: ClassVar[bool] = False
     needs_logits: ClassVar[bool] = False
+    scope: ClassVar[str] = "micro_batch"
+    reference: ClassVar[dict[str, Any]] = {}
+    """The reference recipe's value of each knob (head attributes, and trainer options written
+    ``"lr"``, ``"temperature"``, ``"grpo.kl_coef"``…); :meth:`deviations` compares against it."""
+    notes: ClassVar[tuple[str, ...]] = ()
+    """Fixed differences from the reference that no knob removes (recorded in every run)."""
 
     def __init__(
         self,
@@ -75,6 +114,8 @@ class TeacherHead:
         context: str = "privileged",
         ema_decay: float = 0.05,
         context_budget_chars: int = 2000,
+        entropy_coef: float | None = None,
+        kl_coef: float | None = None,
     ) -> None:
         if teacher_weights not in TEACHER_WEIGHTS:
             raise ValueError(f"teacher_weights must be one of {TEACHER_WEIGHTS}")
@@ -84,11 +125,16 @@ class TeacherHead:
         self.context = context
         self.ema_decay = ema_decay
         self.context_budget_chars = context_budget_chars
+        self.entropy_coef = entropy_coef
+        """Entropy-bonus coefficient for this head (None: the GRPO config's)."""
+        self.kl_coef = kl_coef
+        """KL-to-reference coefficient for this head (None: the GRPO config's)."""
 
     def config(self) -> dict[str, Any]:
         """Everything that defines this head's behaviour, recorded in every run."""
         return {
             "name": self.name,
+            "scope": self.scope,
             "teacher_weights": self.teacher_weights if self.needs_teacher else None,
             "context": self.context if self.needs_teacher else None,
             "ema_decay": self.ema_decay,
@@ -97,10 +143,60 @@ class TeacherHead:
                 "teacher_weights", "context", "ema_decay", "context_budget_chars")},
         }
 
+    def deviations(self, train: dict[str, Any] | None = None) -> list[str]:
+        """Where this run differs from the head's reference recipe, one line each.
+
+        ``train`` is the training config as plain data (:meth:`TrainConfig.to_dict`); trainer
+        options named in :attr:`reference` are read from it, the head's own from ``self``.
+        """
+        lines = list(self.notes)
+        mine = self.config()
+        for key, expected in self.reference.items():
+            actual = _lookup(train or {}, key) if _is_trainer_key(key) else mine.get(key, _MISSING)
+            if actual is _MISSING:
+                continue
+            if not _same(actual, expected):
+                lines.append(f"{key} = {actual!r} (reference: {expected!r})")
+        return lines
+
+    def term_mask(self, mask: torch.Tensor, has_teacher: torch.Tensor | None) -> torch.Tensor:
+        """Tokens this head's teacher term is defined on: ``mask`` of rows with a teacher."""
+        mask = mask.float()
+        if has_teacher is None:
+            return mask
+        return mask * has_teacher.to(mask.device).float().unsqueeze(-1)
+
+    def wants_logits(self) -> bool:
+        """Whether this head, as configured, needs full student and teacher logits."""
+        return self.needs_logits
+
     def apply(self, batch: HeadBatch) -> HeadOutput:
         """Reshape advantages and/or add or replace the loss for this batch."""
         del batch
         return HeadOutput()
+
+
+_MISSING = object()
+_TRAINER_KEYS = ("lr", "temperature", "tempered_logprobs", "ppo_epochs")
+
+
+def _is_trainer_key(key: str) -> bool:
+    return key in _TRAINER_KEYS or key.startswith("grpo.")
+
+
+def _lookup(values: dict[str, Any], key: str) -> Any:
+    for part in key.split("."):
+        if not isinstance(values, dict) or part not in values:
+            return _MISSING
+        values = values[part]
+    return values
+
+
+def _same(actual: Any, expected: Any) -> bool:
+    if isinstance(actual, (int, float)) and isinstance(expected, (int, float)) \
+            and not isinstance(actual, bool) and not isinstance(expected, bool):
+        return math.isclose(float(actual), float(expected), rel_tol=1e-9, abs_tol=1e-12)
+    return actual == expected
 
 
 # --- shared helpers for the teacher heads (one formula, one place) ---------------------------
@@ -118,33 +214,55 @@ def require(tensor: torch.Tensor | None, what: str, head: str) -> torch.Tensor:
     return tensor.detach()
 
 
+def teacher_rows(batch: HeadBatch) -> torch.Tensor:
+    """``[rows, tokens]`` float: ``batch.mask`` restricted to rows with a teacher context."""
+    mask = batch.mask.float()
+    if batch.has_teacher is None:
+        return mask
+    return mask * batch.has_teacher.to(mask.device).float().unsqueeze(-1)
+
+
 def teacher_gap(batch: HeadBatch, head: str, source: str = "student") -> torch.Tensor:
-    """``δ_t = stopgrad(q_t − s_t)``, 0 on masked tokens (``source="old"``: ``o_t`` for ``s_t``)."""
+    """``δ_t = stopgrad(q_t − s_t)``; 0 on masked tokens and on rows without a teacher context
+    (``source="old"``: ``o_t`` for ``s_t``)."""
     teacher = require(batch.teacher_logprobs, "teacher_logprobs", head)
     if source not in ("student", "old"):
         raise ValueError(f"gap source must be 'student' or 'old', got {source!r}")
     student = batch.student_logprobs if source == "student" else batch.old_logprobs
     gap = teacher - student.detach()
-    return torch.where(batch.mask.bool(), gap, torch.zeros_like(gap))
+    return torch.where(teacher_rows(batch).bool(), gap, torch.zeros_like(gap))
+
+
+def term_mean(values: torch.Tensor, mask: torch.Tensor, batch: HeadBatch) -> torch.Tensor:
+    """``Σ values·mask / N`` with ``N`` the whole batch's term tokens (this batch's if unknown).
+
+    Summed over micro-batches this is the token-mean over the whole batch, whatever the split.
+    """
+    mask = mask.to(values.dtype)
+    total = batch.totals.term_tokens if batch.totals is not None else float(mask.sum())
+    return (values * mask).sum() / max(total, 1.0)
 
 
 def gated_distillation_term(
-    batch: HeadBatch, gate: torch.Tensor, head: str
+    batch: HeadBatch, gate: torch.Tensor, head: str, mask: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """``mean_t g_t·(q_t − s_t)`` over ``batch.mask`` with the gate and teacher detached.
+    """``mean_t g_t·(q_t − s_t)`` over teacher-row tokens, gate and teacher detached.
 
     The gradient w.r.t. ``s_t`` is ``−g_t / N``: descent raises the student's log-prob of
-    the sampled token, most where the teacher prefers it (large gate).
+    the sampled token, most where the teacher prefers it (large gate). Rows without a teacher
+    context are not in the mean.
     """
     teacher = require(batch.teacher_logprobs, "teacher_logprobs", head)
+    mask = teacher_rows(batch) if mask is None else mask
     gate = gate.detach()
     gap = teacher - batch.student_logprobs.detach()
-    loss = masked_mean(gate * (teacher - batch.student_logprobs), batch.mask)
+    per_token = gate * (teacher - batch.student_logprobs)
+    loss = term_mean(per_token, mask, batch)
     metrics = {
-        f"{head}/loss": float(loss.detach()),
-        f"{head}/gate_mean": masked_float(gate, batch.mask),
-        f"{head}/gate_active": masked_float((gate > 0.5).float(), batch.mask),
-        f"{head}/teacher_gap_mean": masked_float(gap, batch.mask),
+        f"{head}/loss": masked_float(per_token, mask),
+        f"{head}/gate_mean": masked_float(gate, mask),
+        f"{head}/gate_active": masked_float((gate > 0.5).float(), mask),
+        f"{head}/teacher_gap_mean": masked_float(gap, mask),
     }
     return loss, metrics
 
@@ -164,16 +282,23 @@ def row_values(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(valid.any(dim=-1), picked, torch.zeros_like(picked))
 
 
-def teacher_row_mask(batch: HeadBatch) -> torch.Tensor:
-    """``batch.mask`` restricted to rows with a teacher context (all rows if unknown)."""
-    mask = batch.mask.float()
-    if batch.has_teacher is None:
-        return mask
-    return mask * batch.has_teacher.to(mask.device).float().unsqueeze(-1)
-
-
 def categorical_kl(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
     """``KL(p‖q) = Σ_v p_v (log p_v − log q_v)`` over the last axis (inputs are log-probs)."""
     p = log_p.exp()
     terms = torch.where(p > 0, p * (log_p - log_q), torch.zeros_like(p))
     return terms.sum(dim=-1)
+
+
+def generalized_jsd(student: torch.Tensor, teacher: torch.Tensor, beta: float) -> torch.Tensor:
+    """``β·KL(T‖M) + (1−β)·KL(S‖M)`` with ``M = (1−β)·S + β·T`` over the last axis (log-probs).
+
+    ``β = 0`` / ``β = 1`` are special-cased to KL(T‖S) / KL(S‖T), as in the OPSD and SDPO code
+    (TRL GKD's convention); ``β = 0.5`` is the Jensen–Shannon divergence.
+    """
+    if beta <= 0.0:
+        return categorical_kl(teacher, student)
+    if beta >= 1.0:
+        return categorical_kl(student, teacher)
+    mixture = torch.logaddexp(student + math.log(1.0 - beta), teacher + math.log(beta))
+    return beta * categorical_kl(teacher, mixture) + (1.0 - beta) * categorical_kl(
+        student, mixture)

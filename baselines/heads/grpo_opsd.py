@@ -2,17 +2,21 @@
 
 Formula (METHODS.md)::
 
-    L = L0 + c · mean_t ½·(q_t − s_t)      (teacher detached; token-mean over batch.mask)
+    L = L0 + c · mean_t ½·(q_t − s_t)      (teacher detached; token-mean over teacher rows)
 
-The reference realises this as the SDAR loss with ``gate_beta=0`` (σ(0) = ½), so the
-diagnostics mirror SDAR's. Defaults: c = 0.01. Context: ``skills``. Teacher weights:
-``current`` (reference recipe; see :mod:`baselines.heads.sdar`).
+The reference realises this as the SDAR loss with ``gate_beta=0`` (σ(0) = ½). Note: **its
+gradient does not depend on the teacher** — ``∂L/∂s_t = −c/(2N)`` for every sampled token, so
+the term only adds a constant push up on the sampled tokens (a likelihood bonus); ``q_t`` shows
+up in the loss value and the diagnostics alone. The same holds for the reference code.
+
+Defaults: c = 0.01. Context: ``skills``. Teacher weights: ``current`` (reference recipe; see
+:mod:`baselines.heads.sdar`).
 Source: ZJU-REAL/SDAR ``examples/grpo_opsd_trainer`` (+ ``sdar_utils.py``). Not inferred.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -26,6 +30,9 @@ class GRPOOPSDHead(TeacherHead):
 
     name = "grpo_opsd"
     needs_teacher = True
+    reference: ClassVar[dict[str, Any]] = {
+        "coef": 0.01, "teacher_weights": "current", "lr": 1e-6, "grpo.kl_coef": 0.01,
+        "grpo.entropy_coef": 0.001}
 
     def __init__(
         self,

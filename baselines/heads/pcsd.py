@@ -7,7 +7,7 @@ implements the form stated in METHODS.md with every knob configurable::
     p_t = Σ_{j ∈ W_t} γ^{t−j}·δ_j          W_t = the last `window` positions up to t in the row
     p̃_t = p_t·(1 − κ·[p_t < p_{t−1}])      (no penalty at the row's first position)
     w_t = stopgrad σ(β·p̃_t)
-    L   = L0 + c · mean_t w_t·(q_t − s_t)    (token-mean over batch.mask)
+    L   = L0 + c · mean_t w_t·(q_t − s_t)    (token-mean over teacher rows)
 
 "Adaptive window" is read as: the window is truncated at the start of the turn-row (fewer
 than `window` terms for early tokens); masked positions add nothing to the sum but still
@@ -23,7 +23,7 @@ Source: arXiv 2608.01837 (abstract only).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -35,6 +35,7 @@ from baselines.heads.base import (
     gated_distillation_term,
     masked_float,
     teacher_gap,
+    teacher_rows,
 )
 
 
@@ -44,6 +45,10 @@ class PCSDHead(TeacherHead):
 
     name = "pcsd"
     needs_teacher = True
+    reference: ClassVar[dict[str, Any]] = {
+        "coef": 0.01, "beta": 5.0, "gamma": 0.9, "kappa": 0.5, "window": 8}
+    notes: ClassVar[tuple[str, ...]] = (
+        "inferred from the abstract of arXiv 2608.01837: no reference code exists",)
 
     def __init__(
         self,
@@ -78,5 +83,5 @@ class PCSDHead(TeacherHead):
     def apply(self, batch: HeadBatch) -> HeadOutput:
         damped = self.persistence(teacher_gap(batch, self.name))
         term, metrics = gated_distillation_term(batch, torch.sigmoid(self.beta * damped), self.name)
-        metrics[f"{self.name}/persistence_mean"] = masked_float(damped, batch.mask)
+        metrics[f"{self.name}/persistence_mean"] = masked_float(damped, teacher_rows(batch))
         return HeadOutput(aux_loss=self.coef * term, metrics=metrics)

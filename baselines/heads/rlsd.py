@@ -2,26 +2,27 @@
 
 Formula (METHODS.md)::
 
-    δ_t = stopgrad(q_t − s_t)
+    δ_t = stopgrad(q_t − o_t)                   (rollout-time log-probs, once per batch)
     w_t = clip(exp(sign(A)·δ_t), 1 − ε, 1 + ε)
     Â_t = A·[(1 − λ) + λ·w_t]        λ = λ0·max(0, 1 − step/warmdown_steps)
 
 For ``A > 0`` tokens the teacher prefers get more credit; for ``A < 0`` the factor uses
 ``exp(−δ_t)`` so tokens the teacher disfavours get more blame. The sign of ``Â_t`` always
-equals the sign of ``A``; ``Â_t`` is zero on masked tokens.
+equals the sign of ``A``; ``Â_t`` is zero on masked tokens, and equals ``A`` on rows without a
+teacher context (δ = 0 there).
 
-Defaults: λ0 = 0.5 decayed linearly to 0 over 100 steps (``batch.step``), ε = 0.2.
-``gap_source="student"`` follows METHODS.md (δ from the detached current log-prob); the
-reference computes δ once per batch from the rollout log-prob (``"old"``), identical at the
-first PPO epoch. The reference trainer's built-in default warm-down is 50 steps; its recipes
-(and METHODS.md) use 100. Context: ``skills``. Teacher weights: ``current`` (reference).
+Scope ``batch``: runs once on the whole rollout batch before the update, as the reference does.
+Defaults: λ0 = 0.5 decayed linearly to 0 over 100 steps (the reference recipes; its trainer's
+built-in default is 50), ε = 0.2, ``gap_source="old"`` (δ from the rollout log-probs, as in the
+reference; ``"student"`` uses the pre-update re-scored log-probs, equal at T = 1).
+Context: ``skills``. Teacher weights: ``current`` (reference).
 Source: arXiv 2604.03128; ref ZJU-REAL/SDAR ``verl/trainer/ppo/rlsd_utils.py``
 (``compute_rlsd_token_advantage``) and ``rlsd_ray_trainer.py``. Not inferred.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -33,6 +34,7 @@ from baselines.heads.base import (
     linear_warmdown,
     masked_float,
     teacher_gap,
+    teacher_rows,
 )
 
 
@@ -42,13 +44,17 @@ class RLSDHead(TeacherHead):
 
     name = "rlsd"
     needs_teacher = True
+    scope = "batch"
+    reference: ClassVar[dict[str, Any]] = {
+        "lam": 0.5, "warmdown_steps": 100, "clip_eps": 0.2, "gap_source": "old",
+        "teacher_weights": "current"}
 
     def __init__(
         self,
         lam: float = 0.5,
         warmdown_steps: int = 100,
         clip_eps: float = 0.2,
-        gap_source: str = "student",
+        gap_source: str = "old",
         teacher_weights: str = "current",
         context: str = "skills",
         **kwargs: Any,
@@ -66,10 +72,11 @@ class RLSDHead(TeacherHead):
         weight = torch.exp(torch.sign(adv) * delta).clamp(1.0 - self.clip_eps, 1.0 + self.clip_eps)
         factor = (1.0 - lam) + lam * weight
         reshaped = adv * factor * batch.mask.to(adv.dtype)
+        mask = teacher_rows(batch)
         metrics = {
             f"{self.name}/lambda": lam,
-            f"{self.name}/factor_mean": masked_float(factor, batch.mask),
-            f"{self.name}/weight_mean": masked_float(weight, batch.mask),
-            f"{self.name}/teacher_gap_mean": masked_float(delta, batch.mask),
+            f"{self.name}/factor_mean": masked_float(factor, mask),
+            f"{self.name}/weight_mean": masked_float(weight, mask),
+            f"{self.name}/teacher_gap_mean": masked_float(delta, mask),
         }
         return HeadOutput(advantages=reshaped, metrics=metrics)

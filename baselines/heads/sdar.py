@@ -3,7 +3,7 @@
 Formula (METHODS.md)::
 
     δ_t = stopgrad(q_t − s_t)        g_t = stopgrad σ(β·δ_t)
-    L   = L0 + c · mean_t g_t·(q_t − s_t)          (token-mean over batch.mask)
+    L   = L0 + c · mean_t g_t·(q_t − s_t)      (token-mean over the teacher rows' tokens)
 
 The gradient w.r.t. ``s_t`` is ``−c·g_t/N``: the student's log-prob of each sampled token is
 raised, strongly where the teacher assigns it more mass than the student (``δ_t > 0``).
@@ -11,8 +11,8 @@ raised, strongly where the teacher assigns it more mass than the student (``δ_t
 Defaults: ``coef`` c = 0.01, ``beta`` β = 5 (the reference's ``gate_beta``).
 Context: ``skills`` (per-task-type guidance; ``privileged`` expert info is the alternative).
 Teacher weights: ``current`` — the reference scores the teacher prompt with the actor's weights
-at rollout time, without grad (``frozen``/``ema`` are switches; METHODS.md notes a live
-teacher with a *large* coefficient collapsed on a CPU toy).
+at rollout time, without grad; sdgym scores it once per batch before the update, like the
+reference (``frozen``/``ema`` are switches).
 Source: arXiv 2605.15155; ref ZJU-REAL/SDAR ``verl/trainer/ppo/sdar_utils.py`` (read, not
 copied). Not inferred.
 """
@@ -40,6 +40,9 @@ class SDARHead(TeacherHead):
     name = "sdar"
     needs_teacher = True
     replaces_loss: ClassVar[bool] = False
+    reference: ClassVar[dict[str, Any]] = {
+        "coef": 0.01, "beta": 5.0, "teacher_weights": "current", "lr": 1e-6,
+        "grpo.kl_coef": 0.01, "grpo.entropy_coef": 0.001}
 
     def __init__(
         self,

@@ -4,20 +4,27 @@ Formula (METHODS.md)::
 
     P_t = softmax(student logits at t)  (plain prompt, with grad)
     Q_t = softmax(teacher logits at t)  (prompt ⊕ expert demonstration, no grad)
-    L   = mean_t KL(Q_t‖P_t)   ("forward", default: the reference recipe)
-       or mean_t KL(P_t‖Q_t)   ("reverse")        — full vocabulary, replaces the PG loss
+    D_t = KL(Q_t‖P_t)   ("forward", default)   or   KL(P_t‖Q_t)   ("reverse")   full vocabulary
+    L   = mean_rows [ mean_{t ≥ skip} D_t ]      per-sequence mean, then mean over rows;
+                                                 the first ``skip_tokens`` = 3 tokens skipped
 
-Token-mean over ``batch.mask`` (restricted to ``batch.has_teacher`` rows when given).
-Defaults: ``direction="forward"``; EMA teacher, update rate 0.05 (METHODS.md; TRL's port
-defaults to the frozen base model — ``teacher_weights="frozen"`` switches to that).
-Context: ``demonstration`` (the env's expert plan, e.g. ``expert_plan``). ``needs_logits``.
-Source: arXiv 2601.19897; ref idanshen/Self-Distillation (not retrievable here; semantics
-from METHODS.md and TRL's ``trl/experimental/sdft`` documentation). Not inferred.
+The loss replaces GRPO's; no entropy bonus and no KL-to-reference. Rows without a teacher
+context, and rows with no token past the skipped ones, are not in the mean.
+
+Defaults (the reference recipe): forward KL, EMA teacher θ_T ← 0.99·θ_T + 0.01·θ
+(``ref_model_mixup_alpha = 0.01``, synced every step), ``skip_tokens = 3``
+(``num_loss_tokens_to_skip``), lr 2e-5. Direction: METHODS.md and the reference's help text say
+forward; the copy of the reference read here defaults its ``alpha`` to 1.0 (reverse) — the
+project keeps forward and ``direction`` switches. TRL's port (``trl/experimental/sdft``) defaults
+instead to a top-100 JSD with a frozen base teacher.
+Context: ``demonstration`` (the env's expert plan from that turn). ``needs_logits``.
+Source: arXiv 2601.19897; ref idanshen/Self-Distillation ``distil_trainer.py`` (``_compute_loss``)
+read through a public fork; TRL ``trl/experimental/sdft``. Not inferred.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -28,9 +35,7 @@ from baselines.heads.base import (
     TeacherHead,
     categorical_kl,
     masked_float,
-    masked_mean,
     require,
-    teacher_row_mask,
 )
 
 DIRECTIONS = ("forward", "reverse")
@@ -43,21 +48,39 @@ class SDFTHead(TeacherHead):
     name = "sdft"
     needs_teacher = True
     needs_logits = True
+    reference: ClassVar[dict[str, Any]] = {
+        "direction": "forward", "teacher_weights": "ema", "ema_decay": 0.01, "skip_tokens": 3,
+        "entropy_coef": 0.0, "kl_coef": 0.0, "lr": 2e-5}
+    notes: ClassVar[tuple[str, ...]] = (
+        "reference copy read defaults alpha=1.0 (reverse KL) against its help text (forward); "
+        "sdgym follows METHODS.md (forward)",
+    )
 
     def __init__(
         self,
         direction: str = "forward",
+        skip_tokens: int = 3,
         teacher_weights: str = "ema",
         context: str = "demonstration",
-        ema_decay: float = 0.05,
+        ema_decay: float = 0.01,
+        entropy_coef: float | None = 0.0,
+        kl_coef: float | None = 0.0,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
-            teacher_weights=teacher_weights, context=context, ema_decay=ema_decay, **kwargs
-        )
+        super().__init__(teacher_weights=teacher_weights, context=context, ema_decay=ema_decay,
+                         entropy_coef=entropy_coef, kl_coef=kl_coef, **kwargs)
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}")
+        if skip_tokens < 0:
+            raise ValueError(f"sdft skip_tokens must be >= 0, got {skip_tokens}")
         self.direction = direction
+        self.skip_tokens = skip_tokens
+
+    def term_mask(self, mask: torch.Tensor, has_teacher: torch.Tensor | None) -> torch.Tensor:
+        """Teacher rows' tokens from the ``skip_tokens``-th response token on."""
+        kept = super().term_mask(mask, has_teacher).clone()
+        kept[:, : self.skip_tokens] = 0.0
+        return kept
 
     def apply(self, batch: HeadBatch) -> HeadOutput:
         if batch.student_logits is None:
@@ -68,10 +91,14 @@ class SDFTHead(TeacherHead):
         forward = categorical_kl(teacher, student)
         reverse = categorical_kl(student, teacher)
         per_token = forward if self.direction == "forward" else reverse
-        mask = teacher_row_mask(batch)
-        loss = masked_mean(per_token, mask)
+        mask = self.term_mask(batch.mask, batch.has_teacher)
+        tokens = mask.sum(dim=-1)
+        per_row = (per_token * mask).sum(dim=-1) / tokens.clamp(min=1.0)
+        rows = batch.totals.term_rows if batch.totals is not None else float((tokens > 0).sum())
+        loss = per_row.sum() / max(rows, 1.0)
+        live = (tokens > 0).float()
         metrics = {
-            f"{self.name}/loss": float(loss.detach()),
+            f"{self.name}/loss": float((per_row.detach() * live).sum() / live.sum().clamp(min=1)),
             f"{self.name}/forward_kl_mean": masked_float(forward, mask),
             f"{self.name}/reverse_kl_mean": masked_float(reverse, mask),
         }

@@ -9,6 +9,7 @@ Formula (METHODS.md; reference semantics of ``compute_self_distillation_loss``):
              (α = 0 → KL(T‖S), α = 1 → KL(S‖T), as in the reference)
     r_t    = stopgrad min(exp(clamp(s_t − o_t, ±20)), is_clip)  (importance weight, upper clip 2)
     L      = mean_t r_t·D_t   over masked tokens of rows with ``batch.has_teacher``
+             (token-mean over those rows' tokens of the whole update batch)
 
 Gradients reach the student through its top-k log-probs (teacher logits carry none).
 Rows without a teacher context (no successful sibling, no feedback): the reference drops them
@@ -17,8 +18,12 @@ batch gives loss 0). That is the default ``no_teacher_rows="skip"`` (``replace_l
 ``no_teacher_rows="grpo"`` instead keeps GRPO on those rows: it returns the advantages with
 teacher rows zeroed plus the distillation term as ``aux_loss``.
 
-Defaults: top-k 100 with tail, α = 0.5, is_clip = 2, EMA teacher with update rate 0.05 (the
-reference ``teacher_update_rate``). Context: ``sibling`` (a successful rollout from the same
+Defaults (``config/actor/actor.yaml`` + ``sdpo.yaml``): top-k 100 with tail, α = 0.5,
+is_clip = 2, EMA teacher with update rate 0.05 (the reference ``teacher_update_rate``), **no
+entropy bonus and no KL-to-reference** (``entropy_coeff: 0``, ``use_kl_loss: false``), lr 1e-5.
+The teacher is scored once per batch before the update (the reference scores it per
+micro-batch inside the actor with the EMA weights, which do not change during the update: the
+same numbers). Context: ``sibling`` (a successful rollout from the same
 group, plus environment feedback; building it is the trainer's job). ``needs_logits``.
 Source: arXiv 2601.20802; ref lasgroup/SDPO ``verl/trainer/ppo/core_algos.py``
 (``compute_self_distillation_loss``) and ``verl/workers/actor/dp_actor.py``. Not inferred.
@@ -26,8 +31,7 @@ Source: arXiv 2601.20802; ref lasgroup/SDPO ``verl/trainer/ppo/core_algos.py``
 
 from __future__ import annotations
 
-import math
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -36,11 +40,11 @@ from baselines.heads.base import (
     HeadBatch,
     HeadOutput,
     TeacherHead,
-    categorical_kl,
+    generalized_jsd,
     masked_float,
-    masked_mean,
     require,
-    teacher_row_mask,
+    teacher_rows,
+    term_mean,
 )
 
 
@@ -50,18 +54,6 @@ def with_tail(log_probs: torch.Tensor) -> torch.Tensor:
     return torch.cat([log_probs, torch.log(-torch.expm1(covered))], dim=-1)
 
 
-def generalized_jsd(student: torch.Tensor, teacher: torch.Tensor, alpha: float) -> torch.Tensor:
-    """``(1−α)·KL(S‖M) + α·KL(T‖M)`` with ``M = (1−α)S + αT``; KL(T‖S) / KL(S‖T) at α = 0 / 1."""
-    if alpha <= 0.0:
-        return categorical_kl(teacher, student)
-    if alpha >= 1.0:
-        return categorical_kl(student, teacher)
-    mixture = torch.logaddexp(student + math.log(1.0 - alpha), teacher + math.log(alpha))
-    return (1.0 - alpha) * categorical_kl(student, mixture) + alpha * categorical_kl(
-        teacher, mixture
-    )
-
-
 @register_head
 class SDPOHead(TeacherHead):
     """Top-k + tail JSD distillation on rows that have a sibling-conditioned teacher."""
@@ -69,6 +61,14 @@ class SDPOHead(TeacherHead):
     name = "sdpo"
     needs_teacher = True
     needs_logits = True
+    reference: ClassVar[dict[str, Any]] = {
+        "topk": 100, "add_tail": True, "alpha": 0.5, "is_clip": 2.0, "no_teacher_rows": "skip",
+        "teacher_weights": "ema", "ema_decay": 0.05, "entropy_coef": 0.0, "kl_coef": 0.0,
+        "lr": 1e-5}
+    notes: ClassVar[tuple[str, ...]] = (
+        "loss is a token-mean over the teacher rows of the whole update batch (reference: "
+        "per micro-batch, scaled by 1/gradient-accumulation steps)",
+    )
 
     def __init__(
         self,
@@ -80,11 +80,12 @@ class SDPOHead(TeacherHead):
         teacher_weights: str = "ema",
         context: str = "sibling",
         ema_decay: float = 0.05,
+        entropy_coef: float | None = 0.0,
+        kl_coef: float | None = 0.0,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
-            teacher_weights=teacher_weights, context=context, ema_decay=ema_decay, **kwargs
-        )
+        super().__init__(teacher_weights=teacher_weights, context=context, ema_decay=ema_decay,
+                         entropy_coef=entropy_coef, kl_coef=kl_coef, **kwargs)
         if no_teacher_rows not in ("skip", "grpo"):
             raise ValueError("no_teacher_rows must be 'skip' or 'grpo'")
         self.topk = topk
@@ -116,11 +117,11 @@ class SDPOHead(TeacherHead):
         if self.is_clip is not None:
             log_ratio = (batch.student_logprobs - batch.old_logprobs).detach().clamp(-20.0, 20.0)
             ratio = log_ratio.exp().clamp(max=self.is_clip)
-        mask = teacher_row_mask(batch)
-        loss = masked_mean(ratio * per_token, mask)
+        mask = teacher_rows(batch)
+        loss = term_mean(ratio * per_token, mask, batch)
         rows = mask.sum(dim=-1) > 0
         metrics = {
-            f"{self.name}/loss": float(loss.detach()),
+            f"{self.name}/loss": masked_float(ratio * per_token, mask),
             f"{self.name}/divergence_mean": masked_float(per_token, mask),
             f"{self.name}/is_ratio_mean": masked_float(ratio, mask),
             f"{self.name}/teacher_row_fraction": masked_float(rows.float(), torch.ones_like(rows)),

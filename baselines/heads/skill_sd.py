@@ -3,7 +3,7 @@
 Formula (METHODS.md)::
 
     ℓ_t = s_t − q_t                     ρ_t = exp(min(s_t − o_t, 10))
-    L   = L0 + λ · mean_t ρ_t·(e^{−ℓ_t} − 1 + ℓ_t)
+    L   = L0 + λ · mean_t ρ_t·(e^{−ℓ_t} − 1 + ℓ_t)     (token-mean over teacher rows)
 
 ``e^{−ℓ} − 1 + ℓ`` is Schulman's k3 estimate of KL(π_θ‖π_T) on the sampled token (≥ 0, zero
 when s = q). Gradients flow through both ``ℓ_t`` and ``ρ_t`` (as in the reference and the
@@ -19,7 +19,7 @@ Source: arXiv 2604.10674; ref ZJU-REAL/SDAR ``verl/trainer/ppo/skillsd_utils.py`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -29,8 +29,9 @@ from baselines.heads.base import (
     HeadOutput,
     TeacherHead,
     masked_float,
-    masked_mean,
     require,
+    teacher_rows,
+    term_mean,
 )
 
 
@@ -40,6 +41,8 @@ class SkillSDHead(TeacherHead):
 
     name = "skill_sd"
     needs_teacher = True
+    reference: ClassVar[dict[str, Any]] = {
+        "coef": 0.001, "ratio_log_cap": 10.0, "teacher_weights": "current"}
 
     def __init__(
         self,
@@ -59,11 +62,12 @@ class SkillSDHead(TeacherHead):
         ell = student - teacher
         k3 = torch.exp((-ell).clamp(max=20.0)) - 1.0 + ell
         rho = torch.exp((student - batch.old_logprobs.detach()).clamp(max=self.ratio_log_cap))
-        term = masked_mean(rho * k3, batch.mask)
+        mask = teacher_rows(batch)
+        term = term_mean(rho * k3, mask, batch)
         metrics = {
-            f"{self.name}/loss": float(term.detach()),
-            f"{self.name}/k3_kl_mean": masked_float(k3, batch.mask),
-            f"{self.name}/ratio_mean": masked_float(rho, batch.mask),
-            f"{self.name}/teacher_gap_mean": masked_float(-ell, batch.mask),
+            f"{self.name}/loss": masked_float(rho * k3, mask),
+            f"{self.name}/k3_kl_mean": masked_float(k3, mask),
+            f"{self.name}/ratio_mean": masked_float(rho, mask),
+            f"{self.name}/teacher_gap_mean": masked_float(-ell, mask),
         }
         return HeadOutput(aux_loss=self.coef * term, metrics=metrics)

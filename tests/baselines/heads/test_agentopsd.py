@@ -80,10 +80,10 @@ def test_agentopsd_zscore_is_within_episode_and_lambda_decays() -> None:
     mixed = make_head("agentopsd").apply(toy_batch(ROWS))
     assert alone.advantages is not None and mixed.advantages is not None
     assert torch.equal(alone.advantages, mixed.advantages[[0, 1, 3]])
-    late = make_head("agentopsd").apply(toy_batch(ROWS, step=100))
+    late = make_head("agentopsd", warmdown_steps=100).apply(toy_batch(ROWS, step=100))
     assert late.advantages is not None
     assert late.advantages[:, 0].tolist() == [r[3] for r in ROWS]  # λ = 0: plain A
-    constant = make_head("agentopsd", warmdown_steps=0).apply(toy_batch(ROWS, step=100))
+    constant = make_head("agentopsd").apply(toy_batch(ROWS, step=100))  # the recipe: constant
     assert constant.metrics["agentopsd/lambda"] == 0.5
 
 

@@ -60,9 +60,9 @@ def test_sdar_gated_aux_loss_and_gradient() -> None:
     assert out.metrics["sdar/teacher_gap_mean"] == pytest.approx(sum(GAPS) / N, rel=1e-6)
 
 
-def test_opsd_replaces_loss_and_pushes_student_toward_teacher() -> None:
+def test_opsd_sdar_replaces_loss_and_pushes_student_toward_teacher() -> None:
     batch = toy_batch()
-    out = make_head("opsd").apply(batch)
+    out = make_head("opsd_sdar").apply(batch)
     gates = [sig(5.0 * d) for d in GAPS]
     assert out.aux_loss is None and out.replace_loss is not None
     expected = 0.01 * sum(g * d for g, d in zip(gates, GAPS, strict=True)) / N
@@ -115,6 +115,6 @@ def test_pcsd_persistence_gate(window: int) -> None:
 def test_gated_heads_need_teacher_logprobs() -> None:
     batch = toy_batch()
     batch.teacher_logprobs = None
-    for name in ("opsd", "grpo_opsd", "sdar", "pcsd"):
+    for name in ("opsd_sdar", "grpo_opsd", "sdar", "pcsd"):
         with pytest.raises(ValueError, match="teacher_logprobs"):
             make_head(name).apply(batch)

@@ -3,7 +3,8 @@
 One row, two response tokens, a positive GRPO advantage (the episode was won): token 0 is one the
 teacher endorses (teacher log-prob far above the student's), token 1 one it rejects (far below).
 Plain GRPO pushes both up equally; every head that uses the teacher's token log-probs must push
-the endorsed token up *more* than the rejected one. Two heads act coarser by their formulas:
+the endorsed token up *more* than the rejected one (opsd's JSD default is logit-level: its
+gradient is checked in test_opsd). Two heads act coarser by their formulas:
 grpo_opsd's constant gate adds the same push to every token, and agentopsd reshapes whole turns
 (checked with an endorsed and a rejected turn of one episode). The logit-level heads (sdpo, sdft)
 have their own gradient checks in test_logit_heads.
@@ -18,7 +19,8 @@ from baselines.grpo import GRPOConfig, clipped_policy_loss
 from baselines.heads import make_head
 from baselines.heads.base import HeadBatch
 
-TOKEN_HEADS = ["opid", "opsd", "pcsd", "rlsd", "sdar", "skill_sd"]
+TOKEN_HEADS = ["opid", "opsd_pg", "opsd_sdar", "pcsd", "rlsd", "sdar", "skill_sd"]
+VARIANTS = {"opsd_pg": ("opsd", {"loss": "pg"})}  # opsd's sampled-token (tinker) variant
 
 
 def _training_loss(name: str | None, by_turn: bool = False) -> torch.Tensor:
@@ -44,7 +46,8 @@ def _training_loss(name: str | None, by_turn: bool = False) -> torch.Tensor:
     advantages = batch.advantages
     aux = replace = None
     if name is not None:
-        out = make_head(name).apply(batch)
+        head, kwargs = VARIANTS.get(name, (name, {}))
+        out = make_head(head, **kwargs).apply(batch)
         advantages = out.advantages if out.advantages is not None else advantages
         aux, replace = out.aux_loss, out.replace_loss
     policy_loss, _ = clipped_policy_loss(student, batch.old_logprobs, advantages, batch.mask,

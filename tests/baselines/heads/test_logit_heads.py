@@ -123,31 +123,49 @@ def test_sdpo_full_vocab_when_topk_covers_it_and_alpha_zero_is_forward_kl() -> N
 
 @pytest.mark.parametrize("direction", ["forward", "reverse"])
 def test_sdft_kl_direction_and_gradient(direction: str) -> None:
+    """Per-sequence mean, then mean over rows (skip_tokens=0 here; the skip has its own test)."""
     batch = logit_batch()
-    out = make_head("sdft", direction=direction).apply(batch)
+    out = make_head("sdft", direction=direction, skip_tokens=0).apply(batch)
     assert out.replace_loss is not None and out.aux_loss is None
     cells = [(r, t) for r in range(2) for t in range(3) if MASK[r][t]]
-    n = len(cells)
-    values = []
+    per_row = {r: sum(int(m) for m in MASK[r]) for r in range(2)}  # 2 and 3 tokens
+    values = {}
     for r, t in cells:
         p, q = softmax(S_LOGITS[r][t]), softmax(T_LOGITS[r][t])
-        values.append(kl(q, p) if direction == "forward" else kl(p, q))
-    assert out.replace_loss.item() == pytest.approx(sum(values) / n, rel=1e-5)
+        values[r, t] = kl(q, p) if direction == "forward" else kl(p, q)
+    row_means = [sum(v for (r, _), v in values.items() if r == row) / per_row[row] for row in (0, 1)]
+    assert out.replace_loss.item() == pytest.approx(sum(row_means) / 2, rel=1e-5)
     out.replace_loss.backward()
     grad = batch.student_logits.grad
     assert grad is not None and batch.teacher_logits.grad is None
     assert torch.all(grad[0, 2] == 0)
     for r, t in cells:
         p, q = softmax(S_LOGITS[r][t]), softmax(T_LOGITS[r][t])
+        scale = 1.0 / (per_row[r] * 2)
         if direction == "forward":  # ∂KL(q‖p)/∂z = p − q
-            by_hand = [(a - b) / n for a, b in zip(p, q, strict=True)]
+            by_hand = [(a - b) * scale for a, b in zip(p, q, strict=True)]
         else:  # ∂KL(p‖q)/∂z_v = p_v·(log p_v − log q_v − KL(p‖q))
             d = kl(p, q)
-            by_hand = [a * (math.log(a / b) - d) / n for a, b in zip(p, q, strict=True)]
+            by_hand = [a * (math.log(a / b) - d) * scale for a, b in zip(p, q, strict=True)]
         assert grad[r, t].tolist() == pytest.approx(by_hand, abs=1e-6)
     other = "reverse" if direction == "forward" else "forward"
-    assert out.metrics[f"sdft/{direction}_kl_mean"] == pytest.approx(sum(values) / n, rel=1e-5)
+    token_mean = sum(values.values()) / len(values)
+    assert out.metrics[f"sdft/{direction}_kl_mean"] == pytest.approx(token_mean, rel=1e-5)
     assert out.metrics[f"sdft/{other}_kl_mean"] > 0
+
+
+def test_sdft_skips_the_first_tokens_and_rows_without_teacher() -> None:
+    """skip_tokens=1 drops position 0; a row without a teacher context is not in the mean."""
+    out = make_head("sdft", skip_tokens=1).apply(logit_batch(has_teacher=[False, True]))
+    kept = [kl(softmax(T_LOGITS[1][t]), softmax(S_LOGITS[1][t])) for t in (1, 2)]
+    assert out.replace_loss is not None
+    assert out.replace_loss.item() == pytest.approx(sum(kept) / 2, rel=1e-5)
+    default = make_head("sdft")
+    assert default.skip_tokens == 3 and default.ema_decay == 0.01
+    assert default.entropy_coef == 0.0 and default.kl_coef == 0.0
+    # the reference skips 3 tokens: a 3-token batch leaves nothing to distil, and no gradient
+    empty = default.apply(logit_batch())
+    assert empty.replace_loss is not None and empty.replace_loss.item() == 0.0
 
 
 def test_logit_heads_need_logits() -> None:

@@ -11,10 +11,11 @@ import torch
 from baselines.heads import HEADS, available_heads, make_head
 from baselines.heads.base import HeadBatch, HeadOutput
 
-TEN = ["agentopsd", "grpo_opsd", "opid", "opsd", "pcsd", "rlsd", "sdar", "sdft", "sdpo", "skill_sd"]
+TEN = ["agentopsd", "grpo_opsd", "opid", "opsd", "opsd_sdar", "pcsd", "rlsd", "sdar", "sdft",
+       "sdpo", "skill_sd"]
 
 
-def test_available_heads_lists_grpo_and_the_ten() -> None:
+def test_available_heads_lists_grpo_and_the_ten_plus_sdars_opsd() -> None:
     assert available_heads() == ["grpo", *TEN]
 
 
@@ -31,7 +32,8 @@ def test_config_is_json_and_names_teacher(name: str) -> None:
     assert config["teacher_weights"] in ("current", "frozen", "ema")
     assert config["context"] in ("privileged", "skills", "sibling", "hindsight", "demonstration")
     assert HEADS[name].needs_teacher
-    assert HEADS[name].needs_logits == (name in ("sdpo", "sdft"))
+    assert HEADS[name].needs_logits == (name in ("sdpo", "sdft", "opsd"))
+    assert HEADS[name].scope == ("batch" if name in ("rlsd", "agentopsd", "opid") else "micro_batch")
     overridden = make_head(name, teacher_weights="frozen").config()
     assert overridden["teacher_weights"] == "frozen"
     with pytest.raises(ValueError):

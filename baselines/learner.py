@@ -1,0 +1,322 @@
+"""The policy update in two phases: one no-grad pass over the whole batch, then micro-batch losses.
+
+Phase 1, :meth:`Learner.prepare` (once per rollout batch, no grad):
+
+1. training returns and group advantages (:mod:`baselines.grpo`);
+2. the quantities the references compute once per batch, chunked by ``micro_batch_size`` only to
+   bound memory: old log-probs where they are re-scored (tempered policy), the frozen reference's
+   log-probs (KL term), the teacher's log-probs (and logits for logit heads) on the teacher
+   prompts — a ``current`` teacher is therefore the pre-update policy, as at rollout time;
+3. heads of scope ``"batch"`` (advantage reshaping: ``rlsd``, ``agentopsd``, ``opid``) run once
+   on the whole batch, so whole episodes are always together;
+4. whole-batch denominators (:class:`~baselines.heads.base.LossTotals`) and the teacher
+   diagnostics (share of rows with a teacher context, mean teacher − old log-prob gap).
+
+Phase 2, :meth:`Learner.train_epoch` (per PPO epoch): per micro-batch, the student forward with
+grad, the GRPO clipped loss ``L0`` on the (reshaped) advantages, the entropy bonus and the KL
+term — each a token-mean weighted by the micro-batch's share of the batch's tokens — plus the
+loss terms of ``"micro_batch"`` heads, which are already normalised by the whole batch. So the
+summed gradient is that of one loss over the whole batch, whatever ``micro_batch_size``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.rollout import TurnRow
+from baselines.config import TrainConfig
+from baselines.cost import PhaseTimer
+from baselines.distributed import DataParallel
+from baselines.grpo import (
+    clipped_policy_loss,
+    entropy_from_logits,
+    group_advantages,
+    low_variance_kl,
+    masked_mean,
+    row_returns,
+)
+from baselines.heads import HeadBatch, HeadOutput, TeacherHead
+from baselines.heads.base import LossTotals, categorical_kl
+from baselines.policy_forward import response_forward
+from baselines.teacher import TeacherWeights
+
+
+@dataclass
+class PreparedBatch:
+    """Phase 1's result: whole-batch tensors ``[rows, width]`` padded to the longest response."""
+
+    rows: list[TurnRow]
+    mask: torch.Tensor
+    old_logprobs: torch.Tensor
+    row_advantages: torch.Tensor
+    """``[rows]`` GRPO advantage before any head."""
+    advantages: torch.Tensor
+    """``[rows, width]`` the advantages the loss uses (reshaped by a ``"batch"`` head)."""
+    totals: LossTotals
+    reference_logprobs: torch.Tensor | None = None
+    teacher_logprobs: torch.Tensor | None = None
+    teacher_logits: torch.Tensor | None = None
+    has_teacher: torch.Tensor | None = None
+    group_success_rate: list[float] = field(default_factory=list)
+    group_mean_return: list[float] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+class Learner:
+    """Owns the update of ``model`` by ``optimizer`` under ``head`` (see the module docstring)."""
+
+    def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                 head: TeacherHead, teachers: TeacherWeights, config: TrainConfig, pad_id: int,
+                 timer: PhaseTimer | None = None, parallel: DataParallel | None = None) -> None:
+        self.model = model
+        self.optimizer = optimizer
+        self.head = head
+        self.teachers = teachers
+        self.config = config
+        self.pad_id = pad_id
+        self.timer = timer or PhaseTimer()
+        self.parallel = parallel or DataParallel()
+        if head.scope not in ("batch", "micro_batch"):
+            raise ValueError(f"head {head.name!r} has unknown scope {head.scope!r}")
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def policy_temperature(self) -> float:
+        """Temperature of the policy the loss trains (1.0 unless ``tempered_logprobs``)."""
+        return self.config.temperature if self.config.tempered_logprobs else 1.0
+
+    @property
+    def entropy_coef(self) -> float:
+        """The head's entropy coefficient where it sets one, else the GRPO config's."""
+        coef = self.head.entropy_coef
+        return self.config.grpo.entropy_coef if coef is None else float(coef)
+
+    @property
+    def kl_coef(self) -> float:
+        """The head's KL-to-reference coefficient where it sets one, else the GRPO config's."""
+        coef = self.head.kl_coef
+        return self.config.grpo.kl_coef if coef is None else float(coef)
+
+    # ------------------------------------------------------------------ phase 1
+    @torch.no_grad()
+    def prepare(self, rows: list[TurnRow], teacher_prompt_ids: Sequence[list[int] | None] | None,
+                step: int) -> PreparedBatch:
+        """Phase 1 on this rank's rows; ``teacher_prompt_ids[i]`` None: row i has no context."""
+        if not rows:
+            raise ValueError("cannot update on an empty rollout batch")
+        config = self.config
+        width = max(1, max(len(r.response_ids) for r in rows))
+        mask = torch.zeros(len(rows), width, dtype=torch.bool)
+        for i, row in enumerate(rows):
+            mask[i, : len(row.response_ids)] = True
+        episode_return, row_return = row_returns(
+            [r.won for r in rows], [r.score for r in rows], [not r.action_valid for r in rows],
+            config.grpo)
+        row_adv = group_advantages(episode_return, row_return, [r.group_id for r in rows],
+                                   [r.traj_id for r in rows], config.grpo.advantage_scope,
+                                   config.grpo.eps)
+        prompts = [r.prompt_ids for r in rows]
+        if self.policy_temperature == 1.0:
+            old = _pad([r.old_logprobs for r in rows], width)
+        else:
+            with self.timer.phase("update"):
+                old, _ = self._score(self.model, prompts, rows, width, logits=False)
+        reference = None
+        if self.kl_coef > 0:
+            with self.timer.phase("reference_forward"):
+                reference, _ = self._score(self.teachers.model("frozen", self.model), prompts,
+                                           rows, width, logits=False)
+            self.timer.count_tokens("reference", int(mask.sum()))
+        prepared = PreparedBatch(
+            rows=rows, mask=mask, old_logprobs=old, row_advantages=row_adv,
+            advantages=row_adv.unsqueeze(1).expand(len(rows), width).clone(),
+            totals=LossTotals(0.0, 0.0, 0.0), reference_logprobs=reference,
+            group_success_rate=_group_mean(rows, [float(r.won) for r in rows], per_episode=True),
+            group_mean_return=_group_mean(rows, row_return.tolist(), per_episode=False))
+        if self.head.needs_teacher:
+            self._prepare_teacher(prepared, teacher_prompt_ids, width)
+        term = self.head.term_mask(mask, prepared.has_teacher)
+        prepared.totals = LossTotals(
+            tokens=self.parallel.global_sum(float(mask.sum())),
+            term_tokens=self.parallel.global_sum(float(term.sum())),
+            term_rows=self.parallel.global_sum(float((term.sum(-1) > 0).sum())))
+        if self.head.scope == "batch":
+            output = self.head.apply(self._head_batch(prepared, slice(None), old, None, step))
+            if output.replace_loss is not None or output.aux_loss is not None:
+                raise ValueError(f"head {self.head.name!r} has scope 'batch' but returned a "
+                                 "loss; batch-scope heads may only reshape advantages")
+            if output.advantages is not None:
+                prepared.advantages = output.advantages.detach()
+            prepared.metrics.update({f"head/{k}": v for k, v in output.metrics.items()})
+        return prepared
+
+    def _prepare_teacher(self, prepared: PreparedBatch,
+                         prompt_ids: Sequence[list[int] | None] | None, width: int) -> None:
+        rows = prepared.rows
+        if prompt_ids is None or len(prompt_ids) != len(rows):
+            raise ValueError(f"head {self.head.name!r} needs one teacher prompt (or None) per row")
+        live = [i for i, p in enumerate(prompt_ids) if p is not None]
+        has = torch.zeros(len(rows), dtype=torch.bool)
+        has[live] = True
+        teacher_lp = torch.zeros(len(rows), width)
+        teacher_logits = None
+        if live:
+            network = self.teachers.model(self.head.teacher_weights, self.model)
+            with self.timer.phase("teacher_forward"):
+                lp, logits = self._score(network, [prompt_ids[i] for i in live],
+                                         [rows[i] for i in live], width,
+                                         logits=self.head.wants_logits())
+            teacher_lp[live] = lp
+            if logits is not None:
+                teacher_logits = torch.zeros(len(rows), width, logits.shape[-1])
+                teacher_logits[live] = logits
+            self.timer.count_tokens("teacher", sum(len(rows[i].response_ids) for i in live))
+        prepared.teacher_logprobs = teacher_lp
+        prepared.teacher_logits = teacher_logits
+        prepared.has_teacher = has
+        teacher_mask = prepared.mask & has.unsqueeze(-1)
+        gap = ((teacher_lp - prepared.old_logprobs) * teacher_mask).sum()
+        totals = self.parallel.sum_metrics({
+            "rows": float(len(rows)), "teacher_rows": float(len(live)),
+            "gap": float(gap), "teacher_tokens": float(teacher_mask.sum())})
+        prepared.metrics["teacher/context_fraction"] = totals["teacher_rows"] / max(totals["rows"], 1)
+        prepared.metrics["teacher/gap_mean"] = totals["gap"] / max(totals["teacher_tokens"], 1)
+
+    def _score(self, network: torch.nn.Module, prompts: Sequence[Sequence[int]],
+               rows: Sequence[TurnRow], width: int,
+               logits: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """No-grad log-probs ``[n, width]`` (and logits ``[n, width, V]``) of ``rows``' responses
+        after ``prompts``, in chunks of ``micro_batch_size``."""
+        out_lp = torch.zeros(len(rows), width)
+        out_logits: torch.Tensor | None = None
+        size = self.config.micro_batch_size
+        for start in range(0, len(rows), size):
+            part = rows[start:start + size]
+            lp, lg, _ = response_forward(network, prompts[start:start + size],
+                                         [r.response_ids for r in part], self.pad_id,
+                                         self.policy_temperature)
+            w = min(width, lp.shape[1])
+            out_lp[start:start + len(part), :w] = lp[:, :w].float().cpu()
+            if logits:
+                if out_logits is None:
+                    out_logits = torch.zeros(len(rows), width, lg.shape[-1])
+                out_logits[start:start + len(part), :w] = lg[:, :w].float().cpu()
+        return out_lp, out_logits
+
+    # ------------------------------------------------------------------ phase 2
+    def train_epoch(self, prepared: PreparedBatch, step: int) -> dict[str, Any]:
+        """One pass of micro-batch gradient steps over ``prepared``; one optimizer step."""
+        config = self.config
+        rows = prepared.rows
+        self.optimizer.zero_grad()
+        sums: dict[str, float] = defaultdict(float)
+        kl_sum, kl_tokens = 0.0, 0.0
+        for start in range(0, len(rows), config.micro_batch_size):
+            part = rows[start:start + config.micro_batch_size]
+            index = slice(start, start + len(part))
+            with self.timer.phase("update"):
+                logprobs, logits, mask = response_forward(
+                    self.model, [r.prompt_ids for r in part], [r.response_ids for r in part],
+                    self.pad_id, self.policy_temperature)
+                width = mask.shape[1]
+                device = logprobs.device
+                old = prepared.old_logprobs[index, :width].to(device)
+                advantages = prepared.advantages[index, :width].to(device)
+                output = HeadOutput()
+                if self.head.scope == "micro_batch":
+                    output = self.head.apply(
+                        self._head_batch(prepared, index, logprobs, logits, step, width, device))
+                used_adv = output.advantages if output.advantages is not None else advantages
+                policy_loss, stats = clipped_policy_loss(logprobs, old, used_adv, mask, config.grpo)
+                entropy = masked_mean(entropy_from_logits(logits), mask)
+                weight = float(mask.sum()) / max(prepared.totals.tokens, 1.0)
+                loss = -self.entropy_coef * entropy * weight
+                if output.replace_loss is not None:
+                    loss = loss + output.replace_loss
+                else:
+                    loss = loss + policy_loss * weight
+                    if output.aux_loss is not None:
+                        loss = loss + output.aux_loss
+                kl = torch.zeros(())
+                if prepared.reference_logprobs is not None:
+                    reference = prepared.reference_logprobs[index, :width].to(device)
+                    kl = masked_mean(low_variance_kl(logprobs, reference), mask)
+                    loss = loss + self.kl_coef * kl * weight
+                loss.backward()
+            if prepared.teacher_logits is not None:
+                part_kl, part_tokens = _teacher_student_kl(prepared, index, logits, mask)
+                kl_sum, kl_tokens = kl_sum + part_kl, kl_tokens + part_tokens
+            self.timer.count_tokens("trained", int(mask.sum()))
+            sums["loss"] += float(loss.detach())
+            for name, value in {"policy_loss": policy_loss.item(), "entropy": entropy.item(),
+                                "kl": kl.item(), **stats,
+                                **{f"head/{k}": v for k, v in output.metrics.items()}}.items():
+                sums[name] += value * weight
+        with self.timer.phase("update"):
+            self.parallel.sum_gradients(self.model)
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.max_grad_norm)
+            self.optimizer.step()
+        metrics: dict[str, Any] = {**self.parallel.sum_metrics(dict(sums)),
+                                   "grad_norm": float(grad_norm), **prepared.metrics}
+        if prepared.teacher_logits is not None:
+            totals = self.parallel.sum_metrics({"kl": kl_sum, "tokens": kl_tokens})
+            metrics["teacher/kl_full"] = totals["kl"] / max(totals["tokens"], 1.0)
+        return metrics
+
+    def _head_batch(self, prepared: PreparedBatch, index: slice, student: torch.Tensor,
+                    logits: torch.Tensor | None, step: int, width: int | None = None,
+                    device: torch.device | None = None) -> HeadBatch:
+        """The :class:`HeadBatch` of rows ``index`` (``student`` already cut to ``width``)."""
+        width = width or prepared.mask.shape[1]
+        rows = prepared.rows[index]
+        picked = range(len(prepared.rows))[index]
+
+        def cut(tensor: torch.Tensor | None) -> torch.Tensor | None:
+            return None if tensor is None else tensor[index, :width].to(device or student.device)
+
+        return HeadBatch(
+            student_logprobs=student, old_logprobs=cut(prepared.old_logprobs),
+            advantages=cut(prepared.advantages), mask=cut(prepared.mask),
+            teacher_logprobs=cut(prepared.teacher_logprobs),
+            has_teacher=None if prepared.has_teacher is None else prepared.has_teacher[index],
+            student_logits=logits if self.head.wants_logits() else None,
+            teacher_logits=cut(prepared.teacher_logits),
+            group_ids=[r.group_id for r in rows], traj_ids=[r.traj_id for r in rows],
+            turn_ids=[r.turn for r in rows], won=[r.won for r in rows],
+            group_success_rate=[prepared.group_success_rate[i] for i in picked],
+            group_mean_return=[prepared.group_mean_return[i] for i in picked],
+            step=step, totals=prepared.totals)
+
+
+def _teacher_student_kl(prepared: PreparedBatch, index: slice, logits: torch.Tensor,
+                        mask: torch.Tensor) -> tuple[float, float]:
+    """Sum over this micro-batch's teacher-row tokens of full-vocabulary KL(teacher‖student)."""
+    assert prepared.teacher_logits is not None and prepared.has_teacher is not None
+    width = mask.shape[1]
+    teacher = torch.log_softmax(prepared.teacher_logits[index, :width].to(logits.device), -1)
+    student = torch.log_softmax(logits.detach().float(), -1)
+    kl = categorical_kl(teacher, student)
+    where = mask & prepared.has_teacher[index].to(mask.device).unsqueeze(-1)
+    return float((kl * where).sum()), float(where.sum())
+
+
+def _pad(values: list[list[float]], width: int) -> torch.Tensor:
+    out = torch.zeros((len(values), width))
+    for i, row in enumerate(values):
+        out[i, : min(len(row), width)] = torch.tensor(row[:width], dtype=torch.float32)
+    return out
+
+
+def _group_mean(rows: list[TurnRow], values: list[float], per_episode: bool) -> list[float]:
+    """Per row, the mean of ``values`` over its group (one value per episode if ``per_episode``)."""
+    members: dict[int, dict[Any, float]] = defaultdict(dict)
+    for i, (row, value) in enumerate(zip(rows, values)):
+        members[row.group_id][row.traj_id if per_episode else i] = value
+    means = {g: float(np.mean(list(v.values()))) for g, v in members.items()}
+    return [means[row.group_id] for row in rows]
