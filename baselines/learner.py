@@ -280,13 +280,16 @@ class Learner:
         def cut(tensor: torch.Tensor | None) -> torch.Tensor | None:
             return None if tensor is None else tensor[index, :width].to(device or student.device)
 
+        teacher_logits = cut(prepared.teacher_logits)
+        if teacher_logits is None and logits is not None and self.head.wants_logits():
+            teacher_logits = torch.zeros_like(logits.detach())  # no row has a teacher context
         return HeadBatch(
             student_logprobs=student, old_logprobs=cut(prepared.old_logprobs),
             advantages=cut(prepared.advantages), mask=cut(prepared.mask),
             teacher_logprobs=cut(prepared.teacher_logprobs),
             has_teacher=None if prepared.has_teacher is None else prepared.has_teacher[index],
             student_logits=logits if self.head.wants_logits() else None,
-            teacher_logits=cut(prepared.teacher_logits),
+            teacher_logits=teacher_logits,
             group_ids=[r.group_id for r in rows], traj_ids=[r.traj_id for r in rows],
             turn_ids=[r.turn for r in rows], won=[r.won for r in rows],
             group_success_rate=[prepared.group_success_rate[i] for i in picked],

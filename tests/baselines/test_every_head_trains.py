@@ -31,8 +31,14 @@ def test_one_step_per_method(tmp_path, method, env_id) -> None:
     step = read_metrics(trainer.run_dir)[-1]
     assert step["step"] == 1 and math.isfinite(step["loss"])
     phases = step["phase_seconds"]
+    assert math.isfinite(step["entropy"]), "policy entropy is logged for every method"
     if trainer.head.needs_teacher:
-        assert phases["teacher_forward"] > 0, "the teacher forward is timed as training cost"
+        assert 0.0 <= step["teacher/context_fraction"] <= 1.0
+        assert math.isfinite(step["teacher/gap_mean"])
+        if step["teacher/context_fraction"] > 0:
+            assert phases["teacher_forward"] > 0, "the teacher forward is timed as training cost"
+            if trainer.head.wants_logits():
+                assert step["teacher/kl_full"] >= 0.0
         assert any(k.startswith("head/") for k in step), "the head logs its diagnostics"
     else:
         assert phases["teacher_forward"] == 0
