@@ -27,6 +27,14 @@ from agents.env_pool import EnvPoolSpec, make_env_pool
 from agents.prompts import PromptLimits, PublicTurn, public_turn, student_messages
 
 Renderer = Callable[[list[dict[str, str]]], str]
+MessageBuilder = Callable[[PublicTurn, dict[str, Any]], list[dict[str, str]]]
+"""The chat messages of one turn from its public state and the env's info at that turn."""
+
+
+def student_turn_messages(turn: PublicTurn, info: dict[str, Any]) -> list[dict[str, str]]:
+    """The default :data:`MessageBuilder`: the student prompt (the info is not used)."""
+    del info
+    return student_messages(turn)
 
 
 @dataclass
@@ -111,10 +119,12 @@ class RolloutConfig:
 class RolloutEngine:
     """Runs grouped episodes of a policy backend on a vector env (see the module docstring)."""
 
-    def __init__(self, config: RolloutConfig, backend: PolicyBackend, render: Renderer) -> None:
+    def __init__(self, config: RolloutConfig, backend: PolicyBackend, render: Renderer,
+                 messages: MessageBuilder = student_turn_messages) -> None:
         self.config = config
         self.backend = backend
         self.render = render
+        self.messages = messages
         self.num_envs = config.num_groups * config.group_size
         spec = EnvPoolSpec(config.env_id, dict(config.env_kwargs), config.hide_privileged,
                            config.vectorization_mode)
@@ -158,7 +168,7 @@ class RolloutEngine:
                             current[i], config.prompt_limits)
                 for i in indices
             ]
-            prompts = [self.render(student_messages(t)) for t in turns]
+            prompts = [self.render(self.messages(t, current[i])) for t, i in zip(turns, indices)]
             tick = time.perf_counter()
             generations = self.backend.generate(prompts, params)
             batch.timings["generation"] += time.perf_counter() - tick

@@ -79,6 +79,9 @@ class TrainConfig:
     val_temperature: float = 0.4
     val_every: int = 5
     val_episodes: int = 16
+    val_teacher: bool = True
+    """At each validation point, also measure the teacher head's teacher acting with its context
+    (``val/teacher_success``; per-turn contexts only), so a weak teacher is visible."""
     test_episodes: int = 16
     test_seeds: int = 8
     checkpoint_every: int = 5

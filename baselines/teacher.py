@@ -75,6 +75,24 @@ def _trajectory_text(rows: list[TurnRow]) -> str:
     return f"{steps} (score {rows[-1].score:.2f})"
 
 
+TURN_CONTEXTS: tuple[str, ...] = ("privileged", "demonstration", "skills")
+"""Contexts known at each turn from that turn's info alone (no finished episodes needed)."""
+
+
+def turn_context(context: str, privileged: dict | None, task_type: str,
+                 env_id: str) -> str | None:
+    """The teacher context of one turn for a :data:`TURN_CONTEXTS` kind (None: none here)."""
+    if context == "privileged":
+        return (privileged or {}).get("text")
+    if context == "demonstration":
+        plan = (privileged or {}).get("expert_plan") or []
+        return "Expert plan from here: " + " ; ".join(plan) if plan else None
+    if context == "skills":
+        return skill_text(env_id, task_type)
+    raise ValueError(f"teacher context {context!r} is not known per turn; "
+                     f"per-turn contexts: {TURN_CONTEXTS}")
+
+
 def teacher_contexts(rows: Sequence[TurnRow], context: str, env_id: str) -> list[str | None]:
     """The teacher context of each row (``None`` where the row has none)."""
     episodes: dict[int, list[TurnRow]] = defaultdict(list)
@@ -85,13 +103,8 @@ def teacher_contexts(rows: Sequence[TurnRow], context: str, env_id: str) -> list
         by_group[episode_rows[0].group_id].append(traj)
     contexts: list[str | None] = []
     for row in rows:
-        if context == "privileged":
-            contexts.append((row.privileged or {}).get("text"))
-        elif context == "demonstration":
-            plan = (row.privileged or {}).get("expert_plan") or []
-            contexts.append("Expert plan from here: " + " ; ".join(plan) if plan else None)
-        elif context == "skills":
-            contexts.append(skill_text(env_id, row.task_type))
+        if context in TURN_CONTEXTS:
+            contexts.append(turn_context(context, row.privileged, row.task_type, env_id))
         elif context == "sibling":
             winners = [t for t in by_group[row.group_id] if t != row.traj_id and episodes[t][-1].won]
             contexts.append(

@@ -26,8 +26,15 @@ import sdgym  # noqa: F401  (registers the env ids)
 from agents.backends.base import PolicyBackend, SamplingParams, render_chat
 from agents.backends.hf import HFBackend
 from agents.backends.vllm_backend import colocated_vllm
-from agents.prompts import PromptLimits, student_messages, teacher_messages
-from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine, TurnRow
+from agents.prompts import PromptLimits, PublicTurn, student_messages, teacher_messages
+from agents.rollout import (
+    MessageBuilder,
+    RolloutBatch,
+    RolloutConfig,
+    RolloutEngine,
+    TurnRow,
+    student_turn_messages,
+)
 from agents.tiny_model import build_tiny_model, load_tiny_model
 from agents.warm_starts import resolve_model
 from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rng_state
@@ -39,7 +46,7 @@ from baselines.learner import Learner
 from baselines.metrics import validation_auc
 from baselines.run_log import RunLog
 from baselines.sft import behaviour_clone, expert_demonstrations, hasty_demonstrations
-from baselines.teacher import TeacherWeights, teacher_contexts
+from baselines.teacher import TURN_CONTEXTS, TeacherWeights, teacher_contexts, turn_context
 from sdgym.cache import cache_dir
 
 
@@ -157,6 +164,8 @@ class Trainer:
         local_groups = len(self.parallel.shard(range(config.num_groups)))
         self.engine = self._engine(local_groups, config.group_size)
         self.validation_engine: RolloutEngine | None = None
+        self.teacher_validation_engine: RolloutEngine | None = None
+        self.teacher_success: float | None = None
         self.step = 0
         self.validation: list[tuple[int, float]] = []
         if main:
@@ -183,20 +192,36 @@ class Trainer:
     def close(self) -> None:
         """Release env workers, log files and the process group."""
         self.engine.close()
-        if self.validation_engine is not None:
-            self.validation_engine.close()
+        for engine in (self.validation_engine, self.teacher_validation_engine):
+            if engine is not None:
+                engine.close()
         self.log.close()
         self.parallel.close()
 
-    def _engine(self, num_groups: int, group_size: int,
-                hide_privileged: bool = False) -> RolloutEngine:
+    def _engine(self, num_groups: int, group_size: int, hide_privileged: bool = False,
+                messages: MessageBuilder = student_turn_messages) -> RolloutEngine:
         config = self.config
         return RolloutEngine(
             RolloutConfig(config.env_id, dict(config.env_kwargs), num_groups, group_size,
                           hide_privileged=hide_privileged, rollout_backend=config.rollout_backend,
                           ray_address=config.ray_address, ray_num_workers=config.ray_num_workers,
                           prompt_limits=PromptLimits.from_dict(config.prompt)),
-            self.backend, self.render)
+            self.backend, self.render, messages)
+
+    def _teacher_turn_messages(self, turn: PublicTurn, info: dict[str, Any]) -> list[dict[str, str]]:
+        """The prompt the teacher reads at this turn (its context from the turn's info)."""
+        context = turn_context(self.head.context, info.get("privileged"),
+                               str(info.get("task_type", "")), self.config.env_id)
+        if context is None:
+            return student_messages(turn)
+        return teacher_messages(turn, context, self.head.context_budget_chars)
+
+    @property
+    def teacher_can_act(self) -> bool:
+        """Whether validation also measures the teacher acting with its context (a per-turn
+        context; ``sibling``/``hindsight`` need finished episodes of a group)."""
+        return (self.config.val_teacher and self.head.needs_teacher
+                and self.head.context in TURN_CONTEXTS)
 
     def _group_seeds(self, step: int) -> list[int]:
         """This rank's share of the step's group seeds (all of them in a single process)."""
@@ -272,19 +297,35 @@ class Trainer:
     def validate(self, step: int) -> float:
         """Success on the val split (privileged info hidden, temperature ``val_temperature``).
 
-        Only rank 0 validates; other ranks return NaN at once."""
+        For teacher heads with a per-turn context it also runs the same episodes with the policy
+        reading the teacher prompt (privileged info shown): ``self.teacher_success`` holds that
+        success, so a teacher that cannot use its context is visible. Only rank 0 validates;
+        other ranks return NaN at once."""
         config = self.config
+        self.teacher_success = None
         if not self.parallel.is_main:
             return float("nan")
+        seeds = [1_000_000 + i for i in range(config.val_episodes)]
+        sampling = self._sampling(10_000_000 + step, config.val_temperature)
         with self.timer.phase("validation"):
             if self.validation_engine is None:
                 self.validation_engine = self._engine(config.val_episodes, 1, hide_privileged=True)
             self.model.eval()
-            seeds = [1_000_000 + i for i in range(config.val_episodes)]
-            batch = self.validation_engine.collect(
-                seeds, self._sampling(10_000_000 + step, config.val_temperature), config.val_split)
+            batch = self.validation_engine.collect(seeds, sampling, config.val_split)
+            if self.teacher_can_act:
+                if self.teacher_validation_engine is None:
+                    self.teacher_validation_engine = self._engine(
+                        config.val_episodes, 1, messages=self._teacher_turn_messages)
+                teacher = self.teacher_validation_engine.collect(seeds, sampling, config.val_split)
+                self.teacher_success = teacher.success_rate
         self.validation.append((step, batch.success_rate))
         return batch.success_rate
+
+    def _validation_metrics(self, step: int) -> dict[str, float]:
+        metrics = {"val/success": self.validate(step)}
+        if self.teacher_success is not None:
+            metrics["val/teacher_success"] = self.teacher_success
+        return metrics
 
     def evaluate(self, split: str | None = None, episodes: int | None = None,
                  seeds: int | None = None) -> dict[str, Any]:
@@ -313,13 +354,12 @@ class Trainer:
         """Train to ``config.steps`` (resuming where a checkpoint left off); return a summary."""
         config = self.config
         if self.step == 0 and not self.validation:
-            value = self.validate(0)
-            self.log.step(0, {"val/success": value, "phase_seconds": self.timer.end_step()})
+            self.log.step(0, {**self._validation_metrics(0), "phase_seconds": self.timer.end_step()})
         while self.step < config.steps:
             step = self.step + 1
             metrics = self.train_step(step)
             if step % config.val_every == 0 or step == config.steps:
-                metrics["val/success"] = self.validate(step)
+                metrics.update(self._validation_metrics(step))
             self.step = step
             if step % config.checkpoint_every == 0 or step == config.steps:
                 with self.timer.phase("checkpoint"):

@@ -40,5 +40,34 @@ def test_one_step_per_method(tmp_path, method, env_id) -> None:
             if trainer.head.wants_logits():
                 assert step["teacher/kl_full"] >= 0.0
         assert any(k.startswith("head/") for k in step), "the head logs its diagnostics"
+        if trainer.teacher_can_act:  # the teacher's own success, acting with its context
+            assert 0.0 <= step["val/teacher_success"] <= 1.0
     else:
         assert phases["teacher_forward"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["opsd", "rlsd"])
+def test_sdgym_train_cpu_smoke_writes_the_teacher_diagnostics(tmp_path, method) -> None:
+    """``sdgym train --method <head> --preset cpu-smoke``: metrics.jsonl carries the teacher
+    diagnostics every step and config.json the head's deviations from its reference."""
+    import json
+
+    from sdgym.cli import main
+
+    code = main(["train", "--method", method, "--preset", "cpu-smoke", "--steps", "1",
+                 "--out", str(tmp_path), "--no-eval", "--set", "sft_steps=2",
+                 "--set", "sft_tasks=4", "--set", "val_episodes=2", "--set", "max_new_tokens=8"])
+    assert code == 0
+    run_dir = tmp_path / "SearchQA-v0" / method / "seed0"
+    step = read_metrics(run_dir)[-1]
+    for key in ("entropy", "teacher/context_fraction", "teacher/gap_mean"):
+        assert math.isfinite(step[key]), key
+    assert 0.0 <= step["val/teacher_success"] <= 1.0
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["head"]["name"] == method
+    from baselines.heads import make_head
+
+    assert config["head_deviations"] == make_head(method).deviations(config)
+    if method == "opsd":  # cpu-smoke samples at T = 1 with lr 3e-4; the recipe: 1.1, 2e-4
+        assert "temperature = 1.0 (reference: 1.1)" in config["head_deviations"]

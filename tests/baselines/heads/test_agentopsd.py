@@ -41,15 +41,15 @@ def toy_batch(rows: list[tuple[int, int, list[float], float]], step: int = 0) ->
     )
 
 
-def multipliers_by_hand(turn_gaps: list[float], adv: float) -> list[float]:
+def multipliers_by_hand(turn_gaps: list[float], adv: float, v0: float = SUCCESS) -> list[float]:
     """m_k for one episode whose turn gaps Δ_k are given in turn order."""
     sig = lambda x: 1.0 / (1.0 + math.exp(-x))  # noqa: E731
-    logit_v0 = math.log(SUCCESS / (1 - SUCCESS))
+    logit_v0 = math.log(v0 / (1 - v0))
     beliefs, total = [], logit_v0
     for gap in turn_gaps:
         total += gap
-        beliefs.append(sig(total))
-    previous = [SUCCESS, *beliefs[:-1]]
+        beliefs.append(min(max(sig(total), 1e-6), 1 - 1e-6))
+    previous = [v0, *beliefs[:-1]]
     u = [b - p for b, p in zip(beliefs, previous, strict=True)]
     mean = sum(u) / len(u)
     std = math.sqrt(sum((x - mean) ** 2 for x in u) / len(u))
@@ -92,3 +92,24 @@ def test_agentopsd_needs_turn_ids() -> None:
     batch.turn_ids = []
     with pytest.raises(ValueError, match="turn_ids"):
         make_head("agentopsd").apply(batch)
+
+
+def test_agentopsd_reference_v0_is_the_clamped_group_mean_return() -> None:
+    """v0="group_return" (the reference code): clamp(mean 10·won, 1e-4, 1 − 1e-4) saturates."""
+    rows = [r for r in ROWS if r[0] == 9]
+    batch = toy_batch(rows)
+    batch.group_mean_return = [10.0 * SUCCESS] * len(rows)
+    out = make_head("agentopsd", v0="group_return").apply(batch)
+    m9 = multipliers_by_hand([-0.2, 1.0], -1.0, v0=1 - 1e-4)
+    by_turn = {1: m9[1], 0: m9[0]}
+    for i, (_, turn, _, adv) in enumerate(rows):
+        assert out.advantages[i, 0].item() == pytest.approx(adv * (0.5 + 0.5 * by_turn[turn]),
+                                                             rel=1e-5)
+    assert any("v0" in d for d in make_head("agentopsd").deviations({}))
+
+
+def test_agentopsd_rows_without_teacher_keep_their_advantage() -> None:
+    batch = toy_batch(ROWS)
+    batch.has_teacher = torch.tensor([True, True, False, True, False, True])
+    out = make_head("agentopsd").apply(batch)
+    assert out.advantages[[2, 4], 0].tolist() == [-1.0, -1.0]  # episode 9 has no context
