@@ -166,6 +166,7 @@ class Trainer:
         self.validation_engine: RolloutEngine | None = None
         self.teacher_validation_engine: RolloutEngine | None = None
         self.teacher_success: float | None = None
+        self._frozen_teacher_success: float | None = None
         self.step = 0
         self.validation: list[tuple[int, float]] = []
         if main:
@@ -297,9 +298,10 @@ class Trainer:
     def validate(self, step: int) -> float:
         """Success on the val split (privileged info hidden, temperature ``val_temperature``).
 
-        For teacher heads with a per-turn context it also runs the same episodes with the policy
-        reading the teacher prompt (privileged info shown): ``self.teacher_success`` holds that
-        success, so a teacher that cannot use its context is visible. Only rank 0 validates;
+        For teacher heads with a per-turn context it also runs the same episodes with the teacher
+        network (current, frozen or EMA weights) reading the teacher prompt (privileged info
+        shown): ``self.teacher_success`` holds that success, so a teacher that cannot use its
+        context is visible. Only rank 0 validates;
         other ranks return NaN at once."""
         config = self.config
         self.teacher_success = None
@@ -313,13 +315,28 @@ class Trainer:
             self.model.eval()
             batch = self.validation_engine.collect(seeds, sampling, config.val_split)
             if self.teacher_can_act:
-                if self.teacher_validation_engine is None:
-                    self.teacher_validation_engine = self._engine(
-                        config.val_episodes, 1, messages=self._teacher_turn_messages)
-                teacher = self.teacher_validation_engine.collect(seeds, sampling, config.val_split)
-                self.teacher_success = teacher.success_rate
+                self.teacher_success = self._teacher_acting_success(seeds, sampling)
         self.validation.append((step, batch.success_rate))
         return batch.success_rate
+
+    def _teacher_acting_success(self, seeds: list[int], sampling: SamplingParams) -> float:
+        """Success of the teacher *network* (current policy, frozen start or EMA) acting on the
+        val episodes with its context in the prompt. A frozen teacher is measured once."""
+        mode = self.head.teacher_weights
+        if mode == "frozen":  # the same weights every time: measure once, with step 0's seed
+            if self._frozen_teacher_success is not None:
+                return self._frozen_teacher_success
+            sampling = self._sampling(10_000_000, self.config.val_temperature)
+        if self.teacher_validation_engine is None:  # privileged info shown: the teacher reads it
+            self.teacher_validation_engine = self._engine(
+                self.config.val_episodes, 1, messages=self._teacher_turn_messages)
+        engine = self.teacher_validation_engine
+        engine.backend = self.backend if mode == "current" else HFBackend(
+            self.teachers.model(mode, self.model), self.tokenizer, device=self.config.device)
+        success = engine.collect(seeds, sampling, self.config.val_split).success_rate
+        if mode == "frozen":
+            self._frozen_teacher_success = success
+        return success
 
     def _validation_metrics(self, step: int) -> dict[str, float]:
         metrics = {"val/success": self.validate(step)}

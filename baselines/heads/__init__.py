@@ -29,6 +29,34 @@ def available_heads() -> list[str]:
     return ["grpo", *sorted(n for n in HEADS if n != "grpo")]
 
 
+def _combine(head: TeacherHead) -> str:
+    if head.scope == "batch":
+        return "reshapes A (whole batch)"
+    if head.replaces_loss:
+        return "replaces L0"
+    return "adds to L0" if head.needs_teacher else "L0"
+
+
+def _defaults(head: TeacherHead) -> str:
+    config = head.config()
+    keys = [k for k in head.reference if k in config and k not in ("teacher_weights",)]
+    return ", ".join(f"{k}={config[k]}" for k in keys) or "—"
+
+
+def reference_table() -> str:
+    """Markdown table of every head: reference code, default teacher/context, and the deviations
+    from the reference that a run with the head's defaults records (trainer options aside)."""
+    lines = ["| head | combines | teacher / context | defaults | reference | deviations at defaults |",
+             "|---|---|---|---|---|---|"]
+    for name in available_heads():
+        head = make_head(name)
+        teacher = f"{head.teacher_weights} / {head.context}" if head.needs_teacher else "—"
+        deviations = "; ".join(head.deviations()) or "none"
+        lines.append(f"| `{name}` | {_combine(head)} | {teacher} | {_defaults(head)} | "
+                     f"{head.source} | {deviations} |")
+    return "\n".join(lines)
+
+
 def _load_all() -> None:
     import importlib
     import pkgutil
@@ -41,4 +69,4 @@ def _load_all() -> None:
 
 
 __all__ = ["HEADS", "HeadBatch", "HeadOutput", "TeacherHead", "available_heads", "make_head",
-           "register_head"]
+           "reference_table", "register_head"]

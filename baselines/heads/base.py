@@ -102,6 +102,10 @@ class TeacherHead:
     needs_teacher: ClassVar[bool] = False
     needs_logits: ClassVar[bool] = False
     scope: ClassVar[str] = "micro_batch"
+    replaces_loss: ClassVar[bool] = False
+    """Whether the head's default output replaces the GRPO loss ``L0`` (else adds to it)."""
+    source: ClassVar[str] = "DeepSeekMath (GRPO); verl `core_algos`"
+    """The reference code (repository and file) this head must match."""
     reference: ClassVar[dict[str, Any]] = {}
     """The reference recipe's value of each knob (head attributes, and trainer options written
     ``"lr"``, ``"temperature"``, ``"grpo.kl_coef"``…); :meth:`deviations` compares against it."""

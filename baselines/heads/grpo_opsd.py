@@ -29,6 +29,7 @@ class GRPOOPSDHead(TeacherHead):
     """Additive distillation with a constant gate of one half."""
 
     name = "grpo_opsd"
+    source = "ZJU-REAL/SDAR `examples/grpo_opsd_trainer`"
     needs_teacher = True
     reference: ClassVar[dict[str, Any]] = {
         "coef": 0.01, "teacher_weights": "current", "lr": 1e-6, "grpo.kl_coef": 0.01,

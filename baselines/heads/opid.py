@@ -48,6 +48,7 @@ class OPIDHead(TeacherHead):
     """Additive advantage bonus from an episode-level hindsight teacher."""
 
     name = "opid"
+    source = "jinyangwu/OPID `gigpo/core_gigpo.py` (arXiv 2606.26790)"
     needs_teacher = True
     scope = "batch"
     reference: ClassVar[dict[str, Any]] = {

@@ -60,8 +60,10 @@ class OPSDHead(TeacherHead):
     """Full-vocabulary generalized JSD (or the sampled-token PG variant) to a privileged teacher."""
 
     name = "opsd"
+    source = "siyan-zhao/OPSD `opsd_trainer.py` (arXiv 2601.18734)"
     needs_teacher = True
     needs_logits = True
+    replaces_loss = True
     reference: ClassVar[dict[str, Any]] = {
         "beta": 0.5, "loss": "jsd", "teacher_weights": "frozen", "loss_temperature": 1.0,
         "top_k_loss": None, "entropy_coef": 0.0, "kl_coef": 0.0,

@@ -44,6 +44,7 @@ class PCSDHead(TeacherHead):
     """Additive distillation gated by a discounted, decay-penalised running gap."""
 
     name = "pcsd"
+    source = "arXiv 2608.01837 abstract (inferred, no code)"
     needs_teacher = True
     reference: ClassVar[dict[str, Any]] = {
         "coef": 0.01, "beta": 5.0, "gamma": 0.9, "kappa": 0.5, "window": 8}

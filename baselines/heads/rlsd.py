@@ -43,6 +43,7 @@ class RLSDHead(TeacherHead):
     """Advantage reshaping with a clipped, sign-aware teacher/student ratio."""
 
     name = "rlsd"
+    source = "ZJU-REAL/SDAR `rlsd_utils.py` (arXiv 2604.03128)"
     needs_teacher = True
     scope = "batch"
     reference: ClassVar[dict[str, Any]] = {

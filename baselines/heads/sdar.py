@@ -38,8 +38,8 @@ class SDARHead(TeacherHead):
     """Additive, sigmoid-gated distillation toward the privileged-context teacher."""
 
     name = "sdar"
+    source = "ZJU-REAL/SDAR `sdar_utils.py` (arXiv 2605.15155)"
     needs_teacher = True
-    replaces_loss: ClassVar[bool] = False
     reference: ClassVar[dict[str, Any]] = {
         "coef": 0.01, "beta": 5.0, "teacher_weights": "current", "lr": 1e-6,
         "grpo.kl_coef": 0.01, "grpo.entropy_coef": 0.001}

@@ -46,8 +46,10 @@ class SDFTHead(TeacherHead):
     """Full-vocabulary per-token KL to the demonstration-conditioned teacher."""
 
     name = "sdft"
+    source = "idanshen/Self-Distillation `distil_trainer.py` (arXiv 2601.19897)"
     needs_teacher = True
     needs_logits = True
+    replaces_loss = True
     reference: ClassVar[dict[str, Any]] = {
         "direction": "forward", "teacher_weights": "ema", "ema_decay": 0.01, "skip_tokens": 3,
         "entropy_coef": 0.0, "kl_coef": 0.0, "lr": 2e-5}

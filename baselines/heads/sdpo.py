@@ -59,8 +59,10 @@ class SDPOHead(TeacherHead):
     """Top-k + tail JSD distillation on rows that have a sibling-conditioned teacher."""
 
     name = "sdpo"
+    source = "lasgroup/SDPO `core_algos.py` (arXiv 2601.20802)"
     needs_teacher = True
     needs_logits = True
+    replaces_loss = True
     reference: ClassVar[dict[str, Any]] = {
         "topk": 100, "add_tail": True, "alpha": 0.5, "is_clip": 2.0, "no_teacher_rows": "skip",
         "teacher_weights": "ema", "ema_decay": 0.05, "entropy_coef": 0.0, "kl_coef": 0.0,

@@ -40,6 +40,7 @@ class SkillSDHead(TeacherHead):
     """Additive on-policy-weighted k3 distillation."""
 
     name = "skill_sd"
+    source = "ZJU-REAL/SDAR `skillsd_utils.py` (arXiv 2604.10674)"
     needs_teacher = True
     reference: ClassVar[dict[str, Any]] = {
         "coef": 0.001, "ratio_log_cap": 10.0, "teacher_weights": "current"}

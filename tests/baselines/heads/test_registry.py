@@ -90,3 +90,12 @@ def test_head_module_imports_first_without_cycle(module: str) -> None:
     code = f"import baselines.heads.{module}; from baselines.heads import HEADS; print(len(HEADS))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(done.stdout.strip()) >= 2
+
+
+def test_readme_shows_the_current_reference_table() -> None:
+    from pathlib import Path
+
+    from baselines.heads import reference_table
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    assert reference_table() in readme, "README's head table is stale: paste reference_table()"
