@@ -58,6 +58,10 @@ class TrainConfig:
     """Share of SFT episodes replaced by an immediate wrong answer (``baselines.sft.
     hasty_demonstrations``): an imperfect demonstrator, for a warm start that leaves RL room."""
     sft_teacher_fraction: float = 0.0
+    sft_teacher_contexts: list[str] = field(default_factory=lambda: ["privileged"])
+    """Teacher contexts those teacher prompts carry, one drawn per expert episode
+    (``baselines.sft.with_teacher_contexts``): list every context the heads use, or their
+    teachers cannot read it."""
     """Share of each SFT batch drawn from the (unmixed) expert turns under their *teacher* prompt
     (privileged block included), so that the self-distillation teacher can read that block."""
     steps: int = 20

@@ -10,7 +10,7 @@ prompts so that the model learns to read the privileged block its self-distillat
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,11 @@ class Demonstration:
     turn: PublicTurn
     response: str
     guidance: str | None = None
-    """The turn's privileged text (``info["privileged"]["text"]``), for teacher prompts."""
+    """The teacher context shown with this turn in teacher prompts (by default the turn's
+    privileged text, ``info["privileged"]["text"]``)."""
+    privileged: dict[str, Any] | None = None
+    """The turn's whole ``info["privileged"]`` (to build other teacher contexts)."""
+    task_type: str = ""
 
 
 def expert_demonstrations(
@@ -61,7 +65,8 @@ def expert_demonstrations(
                     break
                 turn = public_turn(env_id, task, step, history, observation, info, limits)
                 episode.append(Demonstration(turn, response_for_command(env_id, command, native),
-                                             info["privileged"].get("text")))
+                                             info["privileged"].get("text"), info["privileged"],
+                                             str(info.get("task_type", ""))))
                 history.append((observation, command))
                 observation, _, terminated, truncated, info = env.step(command)
                 if terminated or truncated:
@@ -71,6 +76,56 @@ def expert_demonstrations(
     finally:
         env.close()
     return demos
+
+
+def _episodes(demos: list[Demonstration]) -> list[list[Demonstration]]:
+    """Runs of consecutive demonstrations that start at step 1."""
+    episodes: list[list[Demonstration]] = []
+    for demo in demos:
+        if demo.turn.step == 1 or not episodes:
+            episodes.append([])
+        episodes[-1].append(demo)
+    return episodes
+
+
+def with_teacher_contexts(demos: list[Demonstration], contexts: Sequence[str], env_id: str,
+                          seed: int = 0) -> list[Demonstration]:
+    """Expert turns whose ``guidance`` is a teacher context drawn per episode from ``contexts``.
+
+    Each head's teacher reads its own context (:mod:`baselines.teacher`): the privileged text,
+    the expert plan from that turn (``demonstration``), the task type's ``skills``, a successful
+    attempt at the task (``sibling``: here the expert episode itself) or ``hindsight`` notes made
+    from it. SFT on these teacher prompts teaches a tiny model to read each of them; a context the
+    warm start never saw leaves the teacher no better than the student.
+    """
+    from baselines.teacher import (
+        CONTEXT_KINDS,
+        TURN_CONTEXTS,
+        hindsight_context,
+        sibling_context,
+        trajectory_text,
+        turn_context,
+    )
+
+    unknown = sorted(set(contexts) - set(CONTEXT_KINDS))
+    if unknown or not contexts:
+        raise ValueError(f"teacher contexts must be a non-empty subset of {CONTEXT_KINDS}, "
+                         f"got {list(contexts)}")
+    rng = random.Random(seed)
+    out: list[Demonstration] = []
+    for episode in _episodes(demos):
+        kind = contexts[rng.randrange(len(contexts))]
+        whole = trajectory_text([d.response for d in episode], 1.0)
+        for demo in episode:
+            if kind in TURN_CONTEXTS:
+                text = turn_context(kind, demo.privileged, demo.task_type, env_id)
+            elif kind == "sibling":
+                text = sibling_context(whole)
+            else:
+                text = hindsight_context([whole], [])
+            out.append(Demonstration(demo.turn, demo.response, text, demo.privileged,
+                                     demo.task_type))
+    return out
 
 
 def hasty_demonstrations(
@@ -85,11 +140,7 @@ def hasty_demonstrations(
     """
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"fraction must be in [0, 1], got {fraction}")
-    episodes: list[list[Demonstration]] = []
-    for demo in demos:
-        if demo.turn.step == 1 or not episodes:
-            episodes.append([])
-        episodes[-1].append(demo)
+    episodes = _episodes(demos)
     rng = random.Random(seed)
     mixed: list[Demonstration] = []
     for index, episode in enumerate(episodes):

@@ -70,11 +70,29 @@ def _frozen_copy(policy: torch.nn.Module) -> torch.nn.Module:
     return network
 
 
+def trajectory_text(responses: Sequence[str], score: float) -> str:
+    """One episode as its actions (each response after ``</think>``) and final score."""
+    steps = " -> ".join(response.split("</think>")[-1].strip() for response in responses)
+    return f"{steps} (score {score:.2f})"
+
+
+def sibling_context(trajectory: str) -> str:
+    """The ``sibling`` context: a successful attempt at the same task."""
+    return "A successful attempt at this task: " + trajectory
+
+
+def hindsight_context(good: Sequence[str], bad: Sequence[str]) -> str | None:
+    """The ``hindsight`` context from at most one success and one failure (None: neither)."""
+    notes = [f"Do as this success did: {g}" for g in good[:1]]
+    notes += [f"Avoid what this failure did: {b}" for b in bad[:1]]
+    return "Hindsight notes: " + " | ".join(notes) if notes else None
+
+
 def _trajectory_text(rows: list[TurnRow]) -> str:
-    steps = " -> ".join(row.response_text.split("</think>")[-1].strip() for row in rows)
-    return f"{steps} (score {rows[-1].score:.2f})"
+    return trajectory_text([row.response_text for row in rows], rows[-1].score)
 
 
+CONTEXT_KINDS: tuple[str, ...] = ("privileged", "demonstration", "skills", "sibling", "hindsight")
 TURN_CONTEXTS: tuple[str, ...] = ("privileged", "demonstration", "skills")
 """Contexts known at each turn from that turn's info alone (no finished episodes needed)."""
 
@@ -107,17 +125,12 @@ def teacher_contexts(rows: Sequence[TurnRow], context: str, env_id: str) -> list
             contexts.append(turn_context(context, row.privileged, row.task_type, env_id))
         elif context == "sibling":
             winners = [t for t in by_group[row.group_id] if t != row.traj_id and episodes[t][-1].won]
-            contexts.append(
-                "A successful attempt at this task: " + _trajectory_text(episodes[winners[0]])
-                if winners else None
-            )
+            contexts.append(sibling_context(_trajectory_text(episodes[winners[0]]))
+                            if winners else None)
         elif context == "hindsight":
             group = [episodes[t] for t in by_group[row.group_id]]
-            good = [_trajectory_text(e) for e in group if e[-1].won][:1]
-            bad = [_trajectory_text(e) for e in group if not e[-1].won][:1]
-            notes = [f"Do as this success did: {g}" for g in good]
-            notes += [f"Avoid what this failure did: {b}" for b in bad]
-            contexts.append("Hindsight notes: " + " | ".join(notes) if notes else None)
+            contexts.append(hindsight_context([_trajectory_text(e) for e in group if e[-1].won],
+                                              [_trajectory_text(e) for e in group if not e[-1].won]))
         else:
             raise ValueError(f"unknown teacher context {context!r}")
     return contexts

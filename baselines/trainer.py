@@ -45,7 +45,12 @@ from baselines.heads import TeacherHead, make_head
 from baselines.learner import Learner
 from baselines.metrics import validation_auc
 from baselines.run_log import RunLog
-from baselines.sft import behaviour_clone, expert_demonstrations, hasty_demonstrations
+from baselines.sft import (
+    behaviour_clone,
+    expert_demonstrations,
+    hasty_demonstrations,
+    with_teacher_contexts,
+)
 from baselines.teacher import TURN_CONTEXTS, TeacherWeights, teacher_contexts, turn_context
 from sdgym.cache import cache_dir
 
@@ -78,7 +83,9 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
                            config.sft_batch_size, config.sft_tasks, config.seed, config.prompt,
                            config.sft_context_loss_weight, config.sft_warmup_steps]
                           + ([config.sft_hasty_fraction] if config.sft_hasty_fraction else [])
-                          + ([config.sft_teacher_fraction] if config.sft_teacher_fraction else []),
+                          + ([config.sft_teacher_fraction] if config.sft_teacher_fraction else [])
+                          + ([config.sft_teacher_contexts]
+                             if config.sft_teacher_contexts != ["privileged"] else []),
                           sort_keys=True)
     key = hashlib.sha256(key_data.encode()).hexdigest()[:16]
     target = cache_dir("sft") / key
@@ -100,7 +107,10 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     losses = behaviour_clone(model, tokenizer, demos, steps=config.sft_steps, lr=config.sft_lr,
                              batch_size=config.sft_batch_size, seed=config.seed, render=render,
                              context_loss_weight=config.sft_context_loss_weight,
-                             warmup_steps=config.sft_warmup_steps, teacher_demos=expert_turns,
+                             warmup_steps=config.sft_warmup_steps,
+                             teacher_demos=with_teacher_contexts(
+                                 expert_turns, config.sft_teacher_contexts, config.env_id,
+                                 config.seed),
                              teacher_fraction=config.sft_teacher_fraction, log=_log_sft_progress)
     staging = target.with_name(f".{key}.{time.time_ns()}")
     model.save_pretrained(staging)

@@ -136,3 +136,44 @@ def test_teacher_fraction_needs_guided_demonstrations(model_dir: Path) -> None:
     with pytest.raises(ValueError, match="teacher_fraction"):
         behaviour_clone(model, tokenizer, _demos(), steps=1, lr=1e-3, batch_size=1, render=str,
                         teacher_fraction=2.0)
+
+
+def test_teacher_contexts_cover_every_context_a_head_reads() -> None:
+    """with_teacher_contexts: one context per expert episode, in the exact text the trainer's
+    teacher prompts carry (baselines.teacher), so the warm start learns to read each one."""
+    from baselines.sft import expert_demonstrations, with_teacher_contexts
+    from baselines.teacher import (
+        CONTEXT_KINDS,
+        hindsight_context,
+        sibling_context,
+        trajectory_text,
+        turn_context,
+    )
+
+    env_id = "sdgym/SearchQA-v0"
+    demos = expert_demonstrations(env_id, {"size": "tiny"}, "train", 12, seed=0)
+    assert demos and all(d.privileged and d.task_type for d in demos)
+    guided = with_teacher_contexts(demos, list(CONTEXT_KINDS), env_id, seed=0)
+    assert [d.response for d in guided] == [d.response for d in demos]
+    episodes: list[list] = []
+    for demo in guided:
+        if demo.turn.step == 1:
+            episodes.append([])
+        episodes[-1].append(demo)
+    whole = {id(e[0]): trajectory_text([d.response for d in e], 1.0) for e in episodes}
+    seen = set()
+    for episode in episodes:
+        texts = whole[id(episode[0])]
+        for demo in episode:
+            expected = {k: turn_context(k, demo.privileged, demo.task_type, env_id)
+                        for k in ("privileged", "demonstration", "skills")}
+            expected["sibling"] = sibling_context(texts)
+            expected["hindsight"] = hindsight_context([texts], [])
+            kinds = [k for k, v in expected.items() if v == demo.guidance]
+            assert kinds, demo.guidance
+            seen.update(kinds)
+    assert len(seen) >= 3, "12 episodes draw several context kinds"
+    only = with_teacher_contexts(demos, ["privileged"], env_id)
+    assert [d.guidance for d in only] == [d.privileged["text"] for d in demos]
+    with pytest.raises(ValueError, match="teacher contexts"):
+        with_teacher_contexts(demos, ["oracle"], env_id)
