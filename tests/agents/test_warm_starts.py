@@ -108,17 +108,21 @@ def test_cpu_presets_use_the_warm_starts_prompt_limits_and_world() -> None:
 
 
 def test_hasty_warm_start_hastens_its_student_but_not_its_teacher() -> None:
-    """cpu-mini's start: under the student prompt the expert's first step (search) is unlikely,
-    under the teacher prompt (privileged block included) it is likely, so self-distillation has
-    a teacher worth following."""
+    """cpu-mini's start: under the student prompt the expert's first step (search) is unlikely;
+    under a teacher prompt carrying any of the five teacher contexts the heads use it is more
+    likely, so every head has a teacher worth following (measured when shipped: student −2.27,
+    teachers −1.18 … −1.72; the start before teacher contexts: −10 to −12 for all but
+    the privileged block)."""
     from agents.backends.base import render_chat
     from agents.backends.hf import response_logprobs
     from agents.prompts import PromptLimits, student_messages, teacher_messages
-    from baselines.sft import expert_demonstrations
+    from baselines.sft import expert_demonstrations, with_teacher_contexts
+    from baselines.teacher import CONTEXT_KINDS
 
     limits = PromptLimits.from_dict(warm_start_record("searchqa-hasty-sft")["config"]["prompt"])
-    first = [d for d in expert_demonstrations("sdgym/SearchQA-v0", {"size": "small"}, "easy_val", 24,
-                                              limits=limits) if d.turn.step == 1]
+    demos = expert_demonstrations("sdgym/SearchQA-v0", {"size": "small"}, "easy_val", 24,
+                                  limits=limits)
+    first = [d for d in demos if d.turn.step == 1]
     assert len(first) >= 20 and all(d.guidance and "<search>" in d.response for d in first)
     model, tokenizer = load_tiny_model(resolve_model("searchqa-hasty-sft"))
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
@@ -132,5 +136,9 @@ def test_hasty_warm_start_hastens_its_student_but_not_its_teacher() -> None:
         return float((logprobs * mask).sum(1).mean())
 
     student = mean_logprob([student_messages(d.turn) for d in first])
-    teacher = mean_logprob([teacher_messages(d.turn, d.guidance) for d in first])
-    assert student < -1.5 and teacher > student + 0.8, (student, teacher)
+    assert student < -1.5, student
+    for kind in CONTEXT_KINDS:
+        guided = [d for d in with_teacher_contexts(demos, [kind], "sdgym/SearchQA-v0")
+                  if d.turn.step == 1]
+        teacher = mean_logprob([teacher_messages(d.turn, d.guidance) for d in guided])
+        assert teacher > student + 0.4, (kind, student, teacher)
