@@ -55,6 +55,9 @@ class EnvPool(Protocol):
     def step(self, actions: Sequence[str]) -> PoolStep:
         """Step sub-env ``i`` with ``actions[i]``."""
 
+    def task_count(self, split: str) -> int:
+        """Number of tasks in ``split`` of the pool's env."""
+
     def close(self) -> None:
         """Release every sub-env (and worker)."""
 
@@ -110,6 +113,10 @@ class VectorEnvPool:
         return PoolStep(list(observations), [float(r) for r in rewards],
                         [bool(t) for t in terminated], [bool(t) for t in truncated],
                         [info_at(infos, i) for i in range(self.num_envs)])
+
+    def task_count(self, split: str) -> int:
+        """Number of tasks in ``split`` (asked of the first sub-env)."""
+        return int(self.vector.call("task_count", split)[0])
 
     def close(self) -> None:
         """Close the vector env and every sub-env."""

@@ -34,12 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, temperature: float) -> int:
     """Roll the policy out, print the summary, write the trajectories."""
     from rich.console import Console
-    from rich.progress import track
 
     from agents.backends.base import SamplingParams, render_chat
     from agents.backends.hf import HFBackend
+    from agents.panel import evaluate_on_panel, task_panel
     from agents.prompts import PromptLimits
-    from agents.rollout import RolloutConfig, RolloutEngine
+    from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine
     from agents.tiny_model import build_tiny_model, load_tiny_model
     from agents.warm_starts import resolve_model, shipped_prompt_limits
     from sdgym.cli import parse_env_kwargs
@@ -55,21 +55,24 @@ def run(args: argparse.Namespace, temperature: float) -> int:
                       hide_privileged=True, prompt_limits=PromptLimits.from_dict(limits)),
         backend, lambda messages: render_chat(tokenizer, messages))
     temperature = temperature if args.temperature is None else args.temperature
-    success, score, records = [], [], []
+    records: list[dict] = []
+
+    def keep_rows(seed: int, batch: RolloutBatch) -> None:
+        records.extend({"rollout_seed": seed, "task_id": r.task_id, "traj_id": r.traj_id,
+                        "turn": r.turn, "prompt": tokenizer.decode(r.prompt_ids),
+                        "response": r.response_text, "reward": r.reward,
+                        "action_valid": r.action_valid, "done": r.done, "score": r.score,
+                        "won": r.won} for r in batch.rows)
+
     try:
-        for seed in track(range(args.seeds), description=f"{env_id} {args.split}"):
-            batch = engine.collect([3_000_000 + i for i in range(args.episodes)],
-                                   SamplingParams(max_new_tokens=args.max_new_tokens,
-                                                  temperature=temperature, seed=seed), args.split)
-            success.append(batch.success_rate)
-            score.append(batch.mean_score)
-            records += [{"rollout_seed": seed, "task_id": r.task_id, "traj_id": r.traj_id,
-                         "turn": r.turn, "prompt": tokenizer.decode(r.prompt_ids),
-                         "response": r.response_text, "reward": r.reward,
-                         "action_valid": r.action_valid, "done": r.done, "score": r.score,
-                         "won": r.won} for r in batch.rows]
+        panel = task_panel(engine.task_count(args.split), args.episodes)
+        result = evaluate_on_panel(
+            engine, args.split, panel, list(range(args.seeds)),
+            lambda seed: SamplingParams(max_new_tokens=args.max_new_tokens,
+                                        temperature=temperature, seed=seed), keep_rows)
     finally:
         engine.close()
+    success, score = result.success_per_seed, result.score_per_seed
     out = Path(args.out or f"runs/{args.command}-{env_id.split('/')[-1]}-{args.split}.jsonl")
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as handle:
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace, temperature: float) -> int:
     std = statistics.pstdev(success) if len(success) > 1 else 0.0
     Console().print(f"{env_id} {args.split}: success {statistics.fmean(success):.3f} ± {std:.3f}, "
                     f"score {statistics.fmean(score):.3f} over {args.seeds} seeds × "
-                    f"{args.episodes} episodes; trajectories: {out}")
+                    f"{len(panel)} panel tasks; trajectories: {out}")
     return 0
 
 

@@ -45,6 +45,10 @@ class EnvWorker:
         """Step the slice (see :meth:`VectorEnvPool.step`)."""
         return self.pool.step(actions)
 
+    def task_count(self, split: str) -> int:
+        """Tasks in ``split`` (see :meth:`VectorEnvPool.task_count`)."""
+        return self.pool.task_count(split)
+
     def replay(self, seeds: Sequence[int], options: dict[str, Any] | None,
                actions: Sequence[Sequence[str]]) -> tuple[list[Any], Any]:
         """Reset, then step with every command list in ``actions``.
@@ -157,6 +161,11 @@ class RayEnvPool:
                             for field in range(len(PoolStep._fields))))
         self._observations = merged.observations
         return merged
+
+    def task_count(self, split: str) -> int:
+        """Tasks in ``split`` (asked of the first actor)."""
+        ray = import_ray()
+        return int(ray.get(self.workers[0].task_count.remote(split), timeout=60))
 
     def close(self) -> None:
         """Close every actor's sub-envs, end the actors, and release Ray."""

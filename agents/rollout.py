@@ -82,7 +82,10 @@ class RolloutBatch:
     rows: list[TurnRow] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    """Wall seconds (``generation``, ``env``, ``total``) and process CPU seconds
+    (``generation_cpu``, ``env_cpu``) of the rollout."""
     generated_tokens: int = 0
+    prompt_tokens: int = 0
 
     @property
     def success_rate(self) -> float:
@@ -143,18 +146,31 @@ class RolloutEngine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def task_count(self, split: str) -> int:
+        """Number of tasks in ``split`` of the engine's env."""
+        return self.pool.task_count(split)
+
     def collect(
-        self, seeds: Sequence[int], params: SamplingParams, split: str = "train"
+        self, seeds: Sequence[int], params: SamplingParams, split: str = "train",
+        task_indices: Sequence[int] | None = None,
     ) -> RolloutBatch:
-        """One episode per sub-env; group ``g`` is reset with ``seeds[g]``."""
+        """One episode per sub-env; group ``g`` is reset with ``seeds[g]``, on task
+        ``task_indices[g]`` when given (else the task the seed picks)."""
         config = self.config
         if len(seeds) != config.num_groups:
             raise ValueError(f"need {config.num_groups} seeds (one per group), got {len(seeds)}")
-        batch = RolloutBatch(timings={"generation": 0.0, "env": 0.0})
-        started = time.perf_counter()
+        options: dict[str, Any] = {"split": split}
+        if task_indices is not None:
+            if len(task_indices) != len(seeds) or len(set(seeds)) != len(seeds):
+                raise ValueError("task_indices needs one task per group and distinct group seeds")
+            options["task_index_by_seed"] = {int(s): int(t) for s, t in zip(seeds, task_indices)}
+        batch = RolloutBatch(timings={"generation": 0.0, "env": 0.0, "generation_cpu": 0.0,
+                                      "env_cpu": 0.0})
+        started, cpu = time.perf_counter(), time.process_time()
         env_seeds = [int(seed) for seed in seeds for _ in range(config.group_size)]
-        observations, current = self.pool.reset(env_seeds, {"split": split})
+        observations, current = self.pool.reset(env_seeds, options)
         batch.timings["env"] += time.perf_counter() - started
+        batch.timings["env_cpu"] += time.process_time() - cpu
         tasks = list(observations)
         histories: list[list[tuple[str, str]]] = [[] for _ in range(self.num_envs)]
         live = [True] * self.num_envs
@@ -169,16 +185,19 @@ class RolloutEngine:
                 for i in indices
             ]
             prompts = [self.render(self.messages(t, current[i])) for t, i in zip(turns, indices)]
-            tick = time.perf_counter()
+            tick, cpu = time.perf_counter(), time.process_time()
             generations = self.backend.generate(prompts, params)
             batch.timings["generation"] += time.perf_counter() - tick
+            batch.timings["generation_cpu"] += time.process_time() - cpu
             actions = [""] * self.num_envs
             for i, generation in zip(indices, generations):
                 actions[i] = generation.text
                 batch.generated_tokens += len(generation.response_ids)
-            tick = time.perf_counter()
+                batch.prompt_tokens += len(generation.prompt_ids)
+            tick, cpu = time.perf_counter(), time.process_time()
             observations, rewards, terminated, truncated, infos = self.pool.step(actions)
             batch.timings["env"] += time.perf_counter() - tick
+            batch.timings["env_cpu"] += time.process_time() - cpu
             for i, generation, state in zip(indices, generations, turns):
                 info = infos[i]
                 done = bool(terminated[i] or truncated[i]) or turn + 1 == self.max_turns

@@ -25,6 +25,9 @@ class EvaluationResult:
     success_per_seed: list[float] = field(default_factory=list)
     score_per_seed: list[float] = field(default_factory=list)
     seconds: float = 0.0
+    task_indices: list[int] = field(default_factory=list)
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
+    """One per (task, rollout seed), as :class:`agents.panel.PanelEvaluation` keeps them."""
 
     @property
     def success_mean(self) -> float:
@@ -56,30 +59,42 @@ def evaluate_policy(
     env_kwargs: dict[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> EvaluationResult:
-    """Run ``policy`` on tasks ``0..episodes-1`` of ``split`` once per rollout seed.
+    """Run ``policy`` on the task panel of ``split`` (:func:`agents.panel.task_panel`: the
+    same ``episodes`` tasks every method and baseline is evaluated on) once per rollout seed.
 
     Privileged info is hidden unless the policy declares ``needs_privileged`` (the expert).
+    ``result.outcomes`` keeps every (task, rollout seed) outcome.
     """
+    from agents.panel import env_seed, task_panel
+
     env = gym.make(env_id, **(env_kwargs or {}))
     if not getattr(policy, "needs_privileged", False):
         env = HidePrivileged(env)
     result = EvaluationResult(env_id, policy.name, split, episodes, list(seeds))
     started = time.perf_counter()
     try:
-        episodes = min(episodes, env.unwrapped.task_count(split))
+        panel = task_panel(env.unwrapped.task_count(split), episodes)
+        episodes = len(panel)
         result.episodes_per_seed = episodes
+        result.task_indices = panel
         for seed in seeds:
             successes = scores = 0.0
-            for index in range(episodes):
+            for position, index in enumerate(panel):
                 policy.reset(seed * 1_000_003 + index)
-                observation, info = env.reset(seed=seed, options={"split": split, "task_index": index})
+                observation, info = env.reset(seed=env_seed(seed, position),
+                                              options={"split": split, "task_index": index})
+                turns = 0
                 done = False
                 while not done:
                     action = policy.act(observation, info, env)
                     observation, _, terminated, truncated, info = env.step(action)
                     done = terminated or truncated
+                    turns += 1
                 successes += float(info["won"])
                 scores += float(info["score"])
+                result.outcomes.append({"task_index": index, "task_id": str(info.get("task_id")),
+                                        "rollout_seed": int(seed), "success": bool(info["won"]),
+                                        "score": float(info["score"]), "turns": turns})
                 if progress is not None:
                     progress(1)
             result.success_per_seed.append(successes / max(episodes, 1))

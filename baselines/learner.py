@@ -126,12 +126,13 @@ class Learner:
             old = _pad([r.old_logprobs for r in rows], width)
         else:
             with self.timer.phase("update"):
-                old, _ = self._score(self.model, prompts, rows, width, logits=False)
+                old, _ = self._score(self.model, prompts, rows, width, logits=False,
+                                     kind="old_context")
         reference = None
         if self.kl_coef > 0:
             with self.timer.phase("reference_forward"):
                 reference, _ = self._score(self.teachers.model("frozen", self.model), prompts,
-                                           rows, width, logits=False)
+                                           rows, width, logits=False, kind="reference_context")
             self.timer.count_tokens("reference", int(mask.sum()))
         prepared = PreparedBatch(
             rows=rows, mask=mask, old_logprobs=old, row_advantages=row_adv,
@@ -171,7 +172,7 @@ class Learner:
             with self.timer.phase("teacher_forward"):
                 lp, logits = self._score(network, [prompt_ids[i] for i in live],
                                          [rows[i] for i in live], width,
-                                         logits=self.head.wants_logits())
+                                         logits=self.head.wants_logits(), kind="teacher_context")
             teacher_lp[live] = lp
             if logits is not None:
                 teacher_logits = torch.zeros(len(rows), width, logits.shape[-1])
@@ -189,12 +190,14 @@ class Learner:
         prepared.metrics["teacher/gap_mean"] = totals["gap"] / max(totals["teacher_tokens"], 1)
 
     def _score(self, network: torch.nn.Module, prompts: Sequence[Sequence[int]],
-               rows: Sequence[TurnRow], width: int,
-               logits: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+               rows: Sequence[TurnRow], width: int, logits: bool,
+               kind: str) -> tuple[torch.Tensor, torch.Tensor | None]:
         """No-grad log-probs ``[n, width]`` (and logits ``[n, width, V]``) of ``rows``' responses
         after ``prompts``, in chunks of ``micro_batch_size``."""
         out_lp = torch.zeros(len(rows), width)
         out_logits: torch.Tensor | None = None
+        self.timer.count_tokens(kind, sum(len(p) for p in prompts)
+                                + sum(len(r.response_ids) for r in rows))
         size = self.config.micro_batch_size
         for start in range(0, len(rows), size):
             part = rows[start:start + size]
@@ -253,6 +256,8 @@ class Learner:
                 part_kl, part_tokens = _teacher_student_kl(prepared, index, logits, mask)
                 kl_sum, kl_tokens = kl_sum + part_kl, kl_tokens + part_tokens
             self.timer.count_tokens("trained", int(mask.sum()))
+            self.timer.count_tokens("trained_context", int(mask.sum())
+                                    + sum(len(r.prompt_ids) for r in part))
             sums["loss"] += float(loss.detach())
             for name, value in {"policy_loss": policy_loss.item(), "entropy": entropy.item(),
                                 "kl": kl.item(), **stats,

@@ -26,6 +26,7 @@ import sdgym  # noqa: F401  (registers the env ids)
 from agents.backends.base import PolicyBackend, SamplingParams, render_chat
 from agents.backends.hf import HFBackend
 from agents.backends.vllm_backend import colocated_vllm
+from agents.panel import evaluate_on_panel, task_panel
 from agents.prompts import PromptLimits, PublicTurn, student_messages, teacher_messages
 from agents.rollout import (
     MessageBuilder,
@@ -39,7 +40,7 @@ from agents.tiny_model import build_tiny_model, load_tiny_model
 from agents.warm_starts import resolve_model
 from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rng_state
 from baselines.config import TrainConfig
-from baselines.cost import PhaseTimer
+from baselines.cost import PhaseTimer, flops_estimate
 from baselines.distributed import from_environment
 from baselines.heads import TeacherHead, make_head
 from baselines.learner import Learner
@@ -250,9 +251,10 @@ class Trainer:
         self.model.eval()
         batch = self.engine.collect(self._group_seeds(step),
                                     self._sampling(step, config.temperature), config.train_split)
-        self.timer.add("generation", batch.timings["generation"])
-        self.timer.add("env", batch.timings["env"])
+        self.timer.add("generation", batch.timings["generation"], batch.timings["generation_cpu"])
+        self.timer.add("env", batch.timings["env"], batch.timings["env_cpu"])
         self.timer.count_tokens("generated", batch.generated_tokens)
+        self.timer.count_tokens("generation_context", batch.prompt_tokens + batch.generated_tokens)
         return self.update(batch, step)
 
     def update(self, batch: RolloutBatch, step: int) -> dict[str, Any]:
@@ -317,33 +319,38 @@ class Trainer:
         self.teacher_success = None
         if not self.parallel.is_main:
             return float("nan")
-        seeds = [1_000_000 + i for i in range(config.val_episodes)]
-        sampling = self._sampling(10_000_000 + step, config.val_temperature)
         with self.timer.phase("validation"):
             if self.validation_engine is None:
                 self.validation_engine = self._engine(config.val_episodes, 1, hide_privileged=True)
             self.model.eval()
-            batch = self.validation_engine.collect(seeds, sampling, config.val_split)
+            panel = task_panel(self.validation_engine.task_count(config.val_split),
+                               config.val_episodes)
+            result = evaluate_on_panel(self.validation_engine, config.val_split, panel, [step],
+                                       self._validation_sampling)
             if self.teacher_can_act:
-                self.teacher_success = self._teacher_acting_success(seeds, sampling)
-        self.validation.append((step, batch.success_rate))
-        return batch.success_rate
+                self.teacher_success = self._teacher_acting_success(panel, step)
+        self.validation.append((step, result.success_mean))
+        return result.success_mean
 
-    def _teacher_acting_success(self, seeds: list[int], sampling: SamplingParams) -> float:
+    def _validation_sampling(self, rollout_seed: int) -> SamplingParams:
+        return self._sampling(10_000_000 + rollout_seed, self.config.val_temperature)
+
+    def _teacher_acting_success(self, panel: list[int], step: int) -> float:
         """Success of the teacher *network* (current policy, frozen start or EMA) acting on the
-        val episodes with its context in the prompt. A frozen teacher is measured once."""
+        val panel with its context in the prompt. A frozen teacher is measured once."""
         mode = self.head.teacher_weights
         if mode == "frozen":  # the same weights every time: measure once, with step 0's seed
             if self._frozen_teacher_success is not None:
                 return self._frozen_teacher_success
-            sampling = self._sampling(10_000_000, self.config.val_temperature)
+            step = 0
         if self.teacher_validation_engine is None:  # privileged info shown: the teacher reads it
             self.teacher_validation_engine = self._engine(
                 self.config.val_episodes, 1, messages=self._teacher_turn_messages)
         engine = self.teacher_validation_engine
         engine.backend = self.backend if mode == "current" else HFBackend(
             self.teachers.model(mode, self.model), self.tokenizer, device=self.config.device)
-        success = engine.collect(seeds, sampling, self.config.val_split).success_rate
+        success = evaluate_on_panel(engine, self.config.val_split, panel, [step],
+                                    self._validation_sampling).success_mean
         if mode == "frozen":
             self._frozen_teacher_success = success
         return success
@@ -356,25 +363,23 @@ class Trainer:
 
     def evaluate(self, split: str | None = None, episodes: int | None = None,
                  seeds: int | None = None) -> dict[str, Any]:
-        """Final performance: success/score over ``seeds`` rollout seeds on the test split."""
+        """Final performance on the test panel (:mod:`agents.panel`): ``episodes`` tasks of the
+        test split, each run once per rollout seed ``0..seeds-1``, privileged info hidden; the
+        record keeps every (task, rollout seed) outcome. Timed as phase ``test``."""
         config = self.config
         split = split or config.test_split
         episodes = episodes or config.test_episodes
         seeds = seeds or config.test_seeds
-        engine = self._engine(episodes, 1, hide_privileged=True)
-        success, score = [], []
-        try:
-            for rollout_seed in range(seeds):
-                batch = engine.collect([2_000_000 + i for i in range(episodes)],
-                                       self._sampling(20_000_000 + rollout_seed,
-                                                      config.val_temperature), split)
-                success.append(batch.success_rate)
-                score.append(batch.mean_score)
-        finally:
-            engine.close()
-        return {"split": split, "episodes": episodes, "success_per_seed": success,
-                "score_per_seed": score, "success_mean": float(np.mean(success)),
-                "success_std": float(np.std(success)), "score_mean": float(np.mean(score))}
+        with self.timer.phase("test"):
+            engine = self._engine(episodes, 1, hide_privileged=True)
+            try:
+                panel = task_panel(engine.task_count(split), episodes)
+                result = evaluate_on_panel(
+                    engine, split, panel, list(range(seeds)),
+                    lambda r: self._sampling(20_000_000 + r, config.val_temperature))
+            finally:
+                engine.close()
+        return result.to_record()
 
     # -------------------------------------------------------------- the loop
     def fit(self) -> dict[str, Any]:
@@ -392,6 +397,7 @@ class Trainer:
                 with self.timer.phase("checkpoint"):
                     self.save()
             self.log.step(step, {**metrics, "phase_seconds": self.timer.end_step(),
+                                 "phase_cpu_seconds": self.timer.last_step_cpu,
                                  "tokens": dict(self.timer.tokens)})
         return self.summary()
 
@@ -404,7 +410,14 @@ class Trainer:
             "steps": self.step, "validation": self.validation,
             "auc": validation_auc(steps, values, horizon=self.config.steps),
             "phase_seconds_total": dict(self.timer.total), "tokens": dict(self.timer.tokens),
-            "train_seconds": sum(v for k, v in self.timer.total.items() if k != "sft"),
+            "phase_cpu_seconds_total": dict(self.timer.cpu_total),
+            "train_seconds": sum(v for k, v in self.timer.total.items()
+                                 if k not in ("sft", "test")),
+            "train_cpu_seconds": sum(v for k, v in self.timer.cpu_total.items()
+                                     if k not in ("sft", "test")),
+            "parameters": sum(p.numel() for p in self.model.parameters()),
+            "train_flops_estimate": flops_estimate(sum(p.numel() for p in self.model.parameters()),
+                                                   dict(self.timer.tokens)),
             "head": self.head.config(),
         }
         if self.parallel.is_main:

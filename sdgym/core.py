@@ -177,13 +177,22 @@ class TextEnv(gym.Env[str, str]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        """Start a task. ``options``: ``split`` (default ``"train"``) and ``task_index``."""
+        """Start a task. ``options``: ``split`` (default ``"train"``) and ``task_index``, or
+        ``task_index_by_seed`` (``{seed: task_index}``: lets one vector-env reset, whose options
+        every sub-env shares, put each sub-env on its own task by its seed)."""
         super().reset(seed=seed)
         if self._closed:
             raise RuntimeError("this environment is closed; make a new one")
         options = dict(options or {})
         split = options.pop("split", "train")
         task_index = options.pop("task_index", None)
+        by_seed = options.pop("task_index_by_seed", None)
+        if by_seed is not None:
+            if task_index is not None:
+                raise ValueError("give task_index or task_index_by_seed, not both")
+            if seed is None or int(seed) not in by_seed:
+                raise ValueError(f"task_index_by_seed has no task for seed {seed!r}")
+            task_index = by_seed[int(seed)]
         if split not in self.splits:
             raise ValueError(f"unknown split {split!r}; this env has {list(self.splits)}")
         num_tasks = self.task_count(split)
@@ -200,7 +209,8 @@ class TextEnv(gym.Env[str, str]):
                 f"got {task_index!r}"
             )
         if options:
-            raise ValueError(f"unknown reset options {sorted(options)}; use split, task_index")
+            raise ValueError(f"unknown reset options {sorted(options)}; use split, task_index "
+                             "(or task_index_by_seed)")
         self._split, self._task_index = split, int(task_index)
         self._score, self._won, self._done = 0.0, False, False
         observation = self._start_task(split, int(task_index))

@@ -1,0 +1,129 @@
+"""The evaluation protocol: a fixed task panel, a list of rollout seeds, every outcome kept.
+
+A **task panel** is a seeded permutation of a split's task indices, cut to the panel size and
+without replacement (the whole split when the size covers it). It depends on the split's size,
+the panel size and the panel seed only, so every method, baseline and training seed is evaluated
+on the same tasks. Each **rollout seed** changes the sampling (the backend's seed) and the env
+seeds, so at T > 0 seeds give different samples. Results keep the outcome of every
+(task, rollout seed) pair: intervals and paired comparisons are computed from them.
+
+Used by training validation and the final test (:class:`baselines.trainer.Trainer`), ``sdgym
+eval``, the reference baselines (:func:`baselines.evaluation.evaluate_policy`) and the benchmark.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents.backends.base import SamplingParams
+from agents.rollout import RolloutBatch, RolloutEngine
+
+PANEL_SEED = 0
+"""The default panel seed (the same panel for everything that does not ask for another)."""
+
+
+def task_panel(num_tasks: int, size: int | None = None, seed: int = PANEL_SEED) -> list[int]:
+    """``size`` distinct task indices of a ``num_tasks`` split: a seeded permutation, cut.
+
+    ``size`` None or ≥ ``num_tasks``: the whole split (in permuted order).
+    """
+    if num_tasks <= 0:
+        raise ValueError(f"a task panel needs a split with tasks, got {num_tasks}")
+    if size is not None and size <= 0:
+        raise ValueError(f"task panel size must be positive, got {size}")
+    order = np.random.default_rng(seed).permutation(num_tasks)
+    return [int(i) for i in order[: num_tasks if size is None else min(size, num_tasks)]]
+
+
+def env_seed(rollout_seed: int, position: int) -> int:
+    """The env seed of slot ``position`` of a panel call under ``rollout_seed``."""
+    return 50_000_017 * (rollout_seed + 1) + position
+
+
+@dataclass
+class PanelEvaluation:
+    """Every (task, rollout seed) outcome of one evaluation, and summaries of them."""
+
+    split: str
+    task_indices: list[int]
+    rollout_seeds: list[int]
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
+    """One per (task, rollout seed): task_index, task_id, rollout_seed, success, score, turns."""
+
+    def _per_seed(self, key: str) -> list[float]:
+        return [statistics.fmean(float(o[key]) for o in self.outcomes if o["rollout_seed"] == s)
+                for s in self.rollout_seeds if any(o["rollout_seed"] == s for o in self.outcomes)]
+
+    @property
+    def success_per_seed(self) -> list[float]:
+        return self._per_seed("success")
+
+    @property
+    def score_per_seed(self) -> list[float]:
+        return self._per_seed("score")
+
+    @property
+    def success_mean(self) -> float:
+        return statistics.fmean(float(o["success"]) for o in self.outcomes) if self.outcomes else 0.0
+
+    @property
+    def score_mean(self) -> float:
+        return statistics.fmean(float(o["score"]) for o in self.outcomes) if self.outcomes else 0.0
+
+    def per_task(self, key: str = "success") -> dict[int, float]:
+        """Mean of ``key`` over rollout seeds, per task index."""
+        values: dict[int, list[float]] = {}
+        for o in self.outcomes:
+            values.setdefault(int(o["task_index"]), []).append(float(o[key]))
+        return {t: statistics.fmean(v) for t, v in values.items()}
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON-ready: the raw outcomes plus per-seed and overall summaries."""
+        seeds = self.success_per_seed
+        return {**asdict(self), "episodes": len(self.task_indices),
+                "success_per_seed": seeds, "score_per_seed": self.score_per_seed,
+                "success_mean": self.success_mean,
+                "success_std": statistics.pstdev(seeds) if len(seeds) > 1 else 0.0,
+                "score_mean": self.score_mean}
+
+
+def evaluate_on_panel(engine: RolloutEngine, split: str, tasks: Sequence[int],
+                      rollout_seeds: Sequence[int],
+                      sampling: Callable[[int], SamplingParams],
+                      on_batch: Callable[[int, RolloutBatch], None] | None = None
+                      ) -> PanelEvaluation:
+    """Run each panel task once per rollout seed with ``engine`` (group size 1).
+
+    Tasks go ``engine.config.num_groups`` at a time; a short last call is padded with repeats
+    whose outcomes are dropped. ``sampling(rollout_seed)`` gives that seed's sampling params;
+    ``on_batch(rollout_seed, batch)`` sees every rollout batch (its padded episodes included).
+    """
+    if engine.config.group_size != 1:
+        raise ValueError("panel evaluation runs one episode per task: use group_size 1")
+    if not tasks:
+        raise ValueError("empty task panel")
+    slots = engine.config.num_groups
+    result = PanelEvaluation(split, [int(t) for t in tasks], [int(s) for s in rollout_seeds])
+    for rollout_seed in rollout_seeds:
+        params = sampling(int(rollout_seed))
+        for start in range(0, len(tasks), slots):
+            part = [int(t) for t in tasks[start:start + slots]]
+            padded = [part[i % len(part)] for i in range(slots)]
+            seeds = [env_seed(int(rollout_seed), start + i) for i in range(slots)]
+            batch = engine.collect(seeds, params, split, task_indices=padded)
+            if on_batch is not None:
+                on_batch(int(rollout_seed), batch)
+            for episode in batch.episodes:
+                if episode.group_id >= len(part):
+                    continue
+                result.outcomes.append({
+                    "task_index": padded[episode.group_id], "task_id": episode.task_id,
+                    "rollout_seed": int(rollout_seed), "success": bool(episode.won),
+                    "score": float(episode.score), "turns": int(episode.turns)})
+    result.outcomes.sort(key=lambda o: (o["rollout_seed"], tasks.index(o["task_index"])))
+    return result

@@ -1,0 +1,101 @@
+"""The evaluation protocol: fixed task panels without replacement, shared by every path, and
+rollout seeds that really change the sampling."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agents.panel import task_panel
+
+
+@given(st.integers(1, 500), st.one_of(st.none(), st.integers(1, 600)), st.integers(0, 5))
+def test_panels_are_without_replacement_and_fixed_by_their_seed(n: int, size: int | None,
+                                                                seed: int) -> None:
+    panel = task_panel(n, size, seed)
+    assert len(panel) == len(set(panel)) == (n if size is None else min(size, n))
+    assert all(0 <= t < n for t in panel)
+    assert panel == task_panel(n, size, seed)
+    if size is not None and size < n:  # a bigger panel extends a smaller one
+        assert task_panel(n, size + 1, seed)[:size] == panel
+
+
+def test_bad_panel_requests_fail_clearly() -> None:
+    with pytest.raises(ValueError, match="split with tasks"):
+        task_panel(0, 4)
+    with pytest.raises(ValueError, match="positive"):
+        task_panel(10, 0)
+
+
+pytest.importorskip("transformers")
+
+
+@pytest.mark.slow
+def test_every_evaluation_path_sees_the_same_tasks(tmp_path) -> None:
+    """Trainer.evaluate for two methods, the reference baselines and ``sdgym eval`` run the same
+    task panel of the test split; validation runs the val panel."""
+    from baselines.config import load_preset
+    from baselines.baseline_cli import make_policy
+    from baselines.evaluation import evaluate_policy
+    from baselines.trainer import Trainer
+    from sdgym.cli import main
+
+    env_kwargs = {"size": "tiny"}
+    tasks: dict[str, list[int]] = {}
+    for method in ("grpo", "rlsd"):
+        config = load_preset("cpu-smoke", method=method, out_dir=str(tmp_path / method),
+                             sft_steps=2, sft_tasks=4, steps=0, test_episodes=6, test_seeds=2,
+                             val_episodes=3, max_new_tokens=8, env_kwargs=env_kwargs)
+        trainer = Trainer(config)
+        try:
+            record = trainer.evaluate()
+        finally:
+            trainer.close()
+        tasks[method] = sorted({o["task_index"] for o in record["outcomes"]})
+        assert len(record["outcomes"]) == 6 * 2 and record["rollout_seeds"] == [0, 1]
+        assert sorted(record["task_indices"]) == tasks[method]
+    baseline = evaluate_policy("sdgym/SearchQA-v0", make_policy("random", "sdgym/SearchQA-v0", env_kwargs),
+                               split="test", episodes=6, seeds=[0, 1], env_kwargs=env_kwargs)
+    tasks["random"] = sorted({o["task_index"] for o in baseline.outcomes})
+    out = tmp_path / "eval.jsonl"
+    assert main(["eval", "--env", "SearchQA-v0", "--env-kwarg", "size=tiny", "--split", "test",
+                 "--episodes", "6", "--seeds", "1", "--max-new-tokens", "8",
+                 "--out", str(out)]) == 0
+    eval_ids = {json.loads(line)["task_id"] for line in out.read_text().splitlines()}
+    trainer_ids = {o["task_id"] for o in record["outcomes"]}
+    assert tasks["grpo"] == tasks["rlsd"] == tasks["random"]
+    assert eval_ids == trainer_ids and len(trainer_ids) == 6
+
+
+@pytest.mark.slow
+def test_rollout_seeds_change_the_samples_at_positive_temperature() -> None:
+    from agents.backends.base import SamplingParams, render_chat
+    from agents.backends.hf import HFBackend
+    from agents.panel import evaluate_on_panel
+    from agents.rollout import RolloutConfig, RolloutEngine
+    from agents.tiny_model import build_tiny_model, load_tiny_model
+
+    model, tokenizer = load_tiny_model(build_tiny_model())
+    engine = RolloutEngine(RolloutConfig("sdgym/SearchQA-v0", {"size": "tiny"}, 4, 1,
+                                         hide_privileged=True),
+                           HFBackend(model, tokenizer), lambda m: render_chat(tokenizer, m))
+    responses: dict[tuple[float, int], list[str]] = {}
+    try:
+        panel = task_panel(engine.task_count("test"), 4)
+        for temperature in (1.0, 0.0):
+            def keep(seed, batch, temperature=temperature):
+                rows = sorted(batch.rows, key=lambda r: (r.group_id, r.turn))
+                responses[temperature, seed] = [r.response_text for r in rows]
+
+            result = evaluate_on_panel(
+                engine, "test", panel, [0, 1],
+                lambda seed, temperature=temperature: SamplingParams(
+                    max_new_tokens=12, temperature=temperature, seed=seed), keep)
+            assert sorted({o["task_index"] for o in result.outcomes}) == sorted(panel)
+    finally:
+        engine.close()
+    assert responses[1.0, 0] != responses[1.0, 1], "rollout seeds must change the samples"
+    assert responses[0.0, 0] == responses[0.0, 1], "greedy decoding ignores the seed"
