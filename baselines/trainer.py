@@ -415,6 +415,7 @@ class Trainer:
                                  if k not in ("sft", "test")),
             "train_cpu_seconds": sum(v for k, v in self.timer.cpu_total.items()
                                      if k not in ("sft", "test")),
+            "device": self.config.device,
             "parameters": sum(p.numel() for p in self.model.parameters()),
             "train_flops_estimate": flops_estimate(sum(p.numel() for p in self.model.parameters()),
                                                    dict(self.timer.tokens)),

@@ -1,10 +1,14 @@
-"""The benchmark report: per-env tables, the reality-check framing, plots, and what is missing.
+"""The benchmark report: intervals on every compared number, the paper's framing, cost, plots.
 
-``report.md`` holds, per env, one table row per method × model: final success mean ± std over the
-rollout seeds (privileged info hidden), validation AUC, the stability figures (largest drop,
-steps below half the running best), training seconds and the time ratio to GRPO. Then the
-framing of "More Methods, Better Agents?": how many methods beat GRPO, in how many settings, at
-what extra cost. Plots: validation curves per env, final performance vs training time.
+``report.md`` holds, per env, one row per method: how many training seeds × test tasks × rollout
+seeds it rests on; final test success (mean and IQM, 95% stratified-bootstrap intervals over
+training seeds × tasks, :mod:`baselines.benchmark.statistics`); the paired difference to GRPO on
+the same tasks and seeds with its interval, and the probability of improvement; validation AUC
+(interval over training seeds when there are several); the largest validation drop; and the
+training cost with its ratio to GRPO's, on a load-robust measure (process CPU seconds) where the
+records have it. Then the framing of "More Methods, Better Agents?" computed from those
+intervals. Plots: validation curves with a band over training seeds, final success vs cost with
+error bars, and a performance profile per env.
 """
 
 from __future__ import annotations
@@ -14,40 +18,85 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from baselines.metrics import largest_drop, steps_below_half_best
+import numpy as np
+
+from baselines.benchmark.statistics import (
+    Comparison,
+    Interval,
+    ScoreMatrix,
+    compare_to_grpo,
+    framing_lines,
+    iqm_interval,
+    mean_interval,
+    score_matrix,
+    seed_interval,
+)
+from baselines.metrics import largest_drop
+
+CPU_MEASURE = "process CPU seconds"
+WALL_MEASURE = "wall seconds"
 
 
-def _mean_over_seeds(records: list[dict[str, Any]], key: str) -> float | None:
-    values = [r[key] for r in records if r.get(key) is not None]
-    return statistics.fmean(values) if values else None
+def _cost(record: dict[str, Any]) -> tuple[float | None, str]:
+    if record.get("train_cpu_seconds") is not None and record.get("device", "cpu") == "cpu":
+        return float(record["train_cpu_seconds"]), CPU_MEASURE
+    value = record.get("train_seconds")
+    return (None if value is None else float(value)), WALL_MEASURE
+
+
+def _final(group: list[dict[str, Any]], matrix: ScoreMatrix | None) -> tuple[Interval, Interval | None]:
+    if matrix is not None:
+        return mean_interval(matrix.values), iqm_interval(matrix.values)
+    successes = [s for r in group for s in r.get("success_per_seed", [])]
+    return Interval(statistics.fmean(successes) if successes else 0.0), None
+
+
+def _mean_curve(group: list[dict[str, Any]]) -> list[tuple[float, float, float, float]]:
+    """``(step, mean, min, max)`` over the training seeds at each validation step."""
+    by_step: dict[float, list[float]] = defaultdict(list)
+    for record in group:
+        for step, value in record.get("validation") or []:
+            by_step[step].append(value)
+    return [(s, statistics.fmean(v), min(v), max(v)) for s, v in sorted(by_step.items())]
 
 
 def summarise(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
-    """``{env: {method: row}}`` with seeds pooled (each seed's per-rollout-seed successes)."""
+    """``{env: {method: row}}``: one row per method, its training seeds pooled."""
     cells: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         cells[(record["env_id"], record["method"])].append(record)
     table: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for (env_id, method), group in cells.items():
-        successes = [s for r in group for s in r.get("success_per_seed", [])]
-        curve = group[0].get("validation") or []
-        values = [v for _, v in curve]
+        matrix = score_matrix(group)
+        final, iqm = _final(group, matrix)
+        curve = _mean_curve(group)
+        costs = [_cost(r) for r in group if r["kind"] != "baseline"]
+        values = [c for c, _ in costs if c is not None]
+        per_seed_drop = [largest_drop([v for _, v in r["validation"]]) for r in group
+                         if r.get("validation")]
         table[env_id][method] = {
             "kind": group[0]["kind"],
             "model": group[0].get("model_name", "tiny" if group[0]["kind"] != "baseline" else "-"),
-            "final_mean": statistics.fmean(successes) if successes else 0.0,
-            "final_std": statistics.pstdev(successes) if len(successes) > 1 else 0.0,
-            "auc": _mean_over_seeds(group, "auc") if curve else None,  # a start row has no curve
-            "largest_drop": largest_drop(values) if values else None,
-            "below_half_best": steps_below_half_best([s for s, _ in curve], values) if values else None,
-            "train_seconds": _mean_over_seeds(group, "train_seconds") or 0.0,
+            "final": final, "iqm": iqm, "matrix": matrix,
+            "final_mean": final.point,
+            "auc": seed_interval([r["auc"] for r in group if r.get("auc") is not None])
+            if curve else None,  # a start row has no curve
+            "auc_spread": (max(r["auc"] for r in group) - min(r["auc"] for r in group))
+            if curve and len(group) > 1 else None,
+            "largest_drop": statistics.fmean(per_seed_drop) if per_seed_drop else None,
+            "cost": statistics.fmean(values) if values else None,
+            "cost_measure": costs[0][1] if costs else WALL_MEASURE,
+            "train_seconds": statistics.fmean([r.get("train_seconds") or 0.0 for r in group]),
             "curve": curve,
             "seeds": len(group),
+            "tasks": len(matrix.tasks) if matrix else None,
+            "rollouts": matrix.rollout_seeds if matrix else None,
         }
     for rows in table.values():
-        base = rows.get("grpo", {}).get("train_seconds")
+        base = rows.get("grpo", {}).get("cost")
         for row in rows.values():
-            row["time_ratio"] = row["train_seconds"] / base if base and row["kind"] == "train" else None
+            row["cost_ratio"] = (row["cost"] / base if base and row["cost"] is not None
+                                 and row["kind"] == "train" else None)
     return table
 
 
@@ -55,62 +104,83 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def framing(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
-    """Sentences in the paper's framing: methods beating GRPO, settings, extra cost."""
-    lines = []
-    beats: dict[str, int] = defaultdict(int)
-    settings = 0
-    for rows in table.values():
-        grpo = rows.get("grpo")
-        if grpo is None:
-            continue
-        settings += 1
-        for method, row in rows.items():
-            if row["kind"] == "train" and method != "grpo" and row["final_mean"] > grpo["final_mean"]:
-                beats[method] += 1
-    heads = sorted({m for rows in table.values() for m, r in rows.items()
-                    if r["kind"] == "train" and m != "grpo"})
-    if not heads or not settings:
-        return lines  # a baseline-only run: nothing to compare with GRPO
-    winners = [m for m in heads if beats[m]]
-    lines.append(f"{len(winners)} of {len(heads)} self-distillation methods beat GRPO's final "
-                 f"success in at least one of {settings} setting(s)"
-                 + (f": {', '.join(f'{m} ({beats[m]}/{settings})' for m in winners)}." if winners else "."))
-    ratios = [r["time_ratio"] for rows in table.values() for m, r in rows.items()
-              if r.get("time_ratio") and m != "grpo"]
-    if ratios:
-        lines.append(f"Their training time is {min(ratios):.2f}×–{max(ratios):.2f}× GRPO's "
-                     f"(median {statistics.median(ratios):.2f}×), teacher forward passes included.")
-    return lines
+def _fmt_interval(value: Interval | None, signed: bool = False) -> str:
+    return "–" if value is None else value.fmt(3, signed)
+
+
+def comparisons(table: dict[str, dict[str, dict[str, Any]]]) -> list[Comparison]:
+    """Every trained method against GRPO, per env (paired on the same seeds and tasks)."""
+    matrices = {env: {m: r["matrix"] for m, r in rows.items()
+                      if r["kind"] == "train" and r["matrix"] is not None}
+                for env, rows in table.items()}
+    costs = {env: {m: r["cost"] for m, r in rows.items() if r["cost"] is not None}
+             for env, rows in table.items()}
+    return compare_to_grpo(matrices, costs)
+
+
+def stability_lines(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
+    """Which methods are unstable: the largest validation drop, and the AUC spread over seeds."""
+    drops = sorted(((r["largest_drop"], f"{m} ({env.split('/')[-1]})")
+                    for env, rows in table.items() for m, r in rows.items()
+                    if r["kind"] == "train" and r["largest_drop"] is not None), reverse=True)
+    if not drops:
+        return []
+    unstable = [f"{name} {drop:.2f}" for drop, name in drops if drop >= 0.25]
+    line = ("**Unstable** (a validation drop of 0.25 or more between two points, mean over "
+            "training seeds): " + (", ".join(unstable) if unstable else "none") + ".")
+    spreads = [f"{m} {r['auc_spread']:.2f}" for rows in table.values() for m, r in rows.items()
+               if r.get("auc_spread") is not None]
+    if spreads:
+        line += " AUC spread over training seeds (max − min): " + ", ".join(spreads) + "."
+    else:
+        line += " One training seed per method: no AUC spread to report."
+    return [line]
 
 
 def write_report(result: dict[str, Any], out: str | Path, title: str) -> Path:
     """Write ``report.md`` and the plots into ``out``; return the report path."""
     out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     table = summarise(result["records"])
+    compared = comparisons(table)
+    by_method = {(c.env_id, c.method): c for c in compared}
+    measure = next((r["cost_measure"] for rows in table.values() for r in rows.values()
+                    if r["kind"] == "train"), CPU_MEASURE)
     lines = [f"# {title}", ""]
-    lines += framing(table) + [""]
+    lines += [f"- {line}" for line in framing_lines(compared, measure) + stability_lines(table)]
+    lines += [""]
+    lines += [f"Intervals: 95%, stratified bootstrap over training seeds × test tasks (rliable); "
+              f"Δ is the paired difference to GRPO on the same tasks and seeds. Cost: {measure} "
+              "of training (rollout, teacher and reference forwards, update; validation and "
+              "test excluded).", ""]
     for env_id in sorted(table):
         rows = table[env_id]
         lines += [f"## {env_id}", "",
-                  "| method | kind | model | final success (mean ± std) | AUC | largest drop | "
-                  "steps below ½ best | train s | time ratio vs GRPO |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| method | kind | model | seeds × tasks × rollouts | final success [95% CI] | "
+                  "IQM [95% CI] | Δ vs GRPO [95% CI] | P(> GRPO) | AUC [95% CI] | largest drop | "
+                  f"cost ({measure}) | cost ratio |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         order = sorted(rows, key=lambda m: ({"baseline": 0, "start": 1, "train": 2}[rows[m]["kind"]],
                                             m != "grpo", m))
         for method in order:
             row = rows[method]
+            c = by_method.get((env_id, method))
+            shape = (f"{row['seeds']} × {row['tasks']} × {row['rollouts']}"
+                     if row["tasks"] else f"{row['seeds']} × ? × ?")
             lines.append(
-                f"| {method} | {row['kind']} | {row['model']} | {row['final_mean']:.3f} ± "
-                f"{row['final_std']:.3f} | {_fmt(row['auc'])} | {_fmt(row['largest_drop'])} | "
-                f"{_fmt(row['below_half_best'], 1)} | {row['train_seconds']:.1f} | "
-                f"{_fmt(row['time_ratio'], 2)} |")
+                f"| {method} | {row['kind']} | {row['model']} | {shape} | "
+                f"{_fmt_interval(row['final'])} | {_fmt_interval(row['iqm'])} | "
+                f"{_fmt_interval(c.difference, signed=True) if c else '–'} | "
+                f"{_fmt_interval(c.improvement) if c else '–'} | {_fmt_interval(row['auc'])} | "
+                f"{_fmt(row['largest_drop'], 2)} | {_fmt(row['cost'], 1)} | "
+                f"{_fmt(row['cost_ratio'], 2)} |")
         lines.append("")
     missing = result.get("failures", []) + [{"cell": n, "error": ""} for n in result.get("notes", [])]
     lines += ["## Missing", ""]
     lines += [f"- {m['cell']} {m['error']}".rstrip() for m in missing] or ["- nothing: every planned cell finished"]
     lines += ["", f"Cells planned: {result.get('planned', len(result['records']))}, finished: "
-              f"{len(result['records'])}. Raw records: `results.jsonl`.", ""]
+              f"{len(result['records'])}. Raw records (every task × rollout-seed outcome): "
+              "`results.jsonl`.", ""]
     plots = _plots(table, out)
     lines += [f"![{p.stem}]({p.name})" for p in plots]
     path = out / "report.md"
@@ -128,31 +198,47 @@ def _plots(table: dict[str, dict[str, dict[str, Any]]], out: Path) -> list[Path]
         return []
     paths = []
     for env_id, rows in sorted(table.items()):
+        name = env_id.split("/")[-1]
         curves = {m: r["curve"] for m, r in rows.items() if r["curve"]}
-        if not curves:
-            continue
-        figure, axis = plt.subplots(figsize=(6, 4))
-        for method, curve in sorted(curves.items()):
-            axis.plot([s for s, _ in curve], [v for _, v in curve], marker="o", label=method)
-        axis.set(xlabel="training step", ylabel="validation success", title=env_id)
-        axis.legend(fontsize=7)
-        path = out / f"curves-{env_id.split('/')[-1]}.png"
-        figure.tight_layout()
-        figure.savefig(path, dpi=100)
-        plt.close(figure)
-        paths.append(path)
-    points = [(r["train_seconds"], r["final_mean"], f"{env_id.split('/')[-1]}:{m}")
-              for env_id, rows in table.items() for m, r in rows.items() if r["kind"] == "train"]
+        if curves:
+            figure, axis = plt.subplots(figsize=(6, 4))
+            for method, curve in sorted(curves.items()):
+                steps = [c[0] for c in curve]
+                axis.plot(steps, [c[1] for c in curve], marker="o", label=method)
+                axis.fill_between(steps, [c[2] for c in curve], [c[3] for c in curve], alpha=0.15)
+            axis.set(xlabel="training step", ylabel="validation success",
+                     title=f"{env_id} (band: min–max over training seeds)")
+            axis.legend(fontsize=7)
+            paths.append(_save(figure, out / f"curves-{name}.png", plt))
+        profiles = {m: r["matrix"] for m, r in rows.items() if r["matrix"] is not None}
+        if profiles:
+            figure, axis = plt.subplots(figsize=(6, 4))
+            thresholds = np.linspace(0, 1, 51)
+            for method, matrix in sorted(profiles.items()):
+                axis.plot(thresholds, [(matrix.values >= t).mean() for t in thresholds],
+                          label=method)
+            axis.set(xlabel="success over rollout seeds ≥ τ", ylabel="fraction of (seed, task)",
+                     title=f"performance profile — {env_id}")
+            axis.legend(fontsize=7)
+            paths.append(_save(figure, out / f"profile-{name}.png", plt))
+    points = [(r["cost"], r["final"], f"{env_id.split('/')[-1]}:{m}", r["cost_measure"])
+              for env_id, rows in table.items() for m, r in rows.items()
+              if r["kind"] == "train" and r["cost"] is not None]
     if points:
         figure, axis = plt.subplots(figsize=(6, 4))
-        for seconds, success, label in points:
-            axis.scatter(seconds, success)
-            axis.annotate(label, (seconds, success), fontsize=6)
-        axis.set(xlabel="training seconds", ylabel="final test success",
-                 title="final performance vs training time")
-        path = out / "final-vs-time.png"
-        figure.tight_layout()
-        figure.savefig(path, dpi=100)
-        plt.close(figure)
-        paths.append(path)
+        for cost, final, label, _ in points:
+            low = final.point - (final.low if final.low is not None else final.point)
+            high = (final.high if final.high is not None else final.point) - final.point
+            axis.errorbar(cost, final.point, yerr=[[low], [high]], fmt="o", capsize=3)
+            axis.annotate(label, (cost, final.point), fontsize=6)
+        axis.set(xlabel=f"training cost ({points[0][3]})", ylabel="final test success (95% CI)",
+                 title="final performance vs cost")
+        paths.append(_save(figure, out / "final-vs-cost.png", plt))
     return paths
+
+
+def _save(figure: Any, path: Path, plt: Any) -> Path:
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path

@@ -20,14 +20,20 @@ def _auc(curve: list[list[float]], horizon: float) -> float:
 
 
 def _fake_runner(cell, preset, out):
+    """40 panel tasks × 2 rollout seeds; sdar wins 70% of them, GRPO 40%, at twice the cost."""
     if cell.method == "broken":
         raise RuntimeError("cell exploded")
     curve = [[0, 0.0], [5, 0.5], [10, 0.25]] if cell.kind == "train" else []
-    bonus = 0.2 if cell.method == "sdar" else 0.0
+    rate = 0.7 if cell.method == "sdar" else 0.4
+    outcomes = [{"task_index": t, "task_id": f"t{t}", "rollout_seed": r,
+                 "success": (t * 7 + r * 3) % 10 < rate * 10, "score": 0.0}
+                for t in range(40) for r in range(2)]
+    per_seed = [sum(o["success"] for o in outcomes if o["rollout_seed"] == r) / 40 for r in (0, 1)]
     return {"kind": cell.kind, "env_id": cell.env_id, "method": cell.method, "seed": cell.seed,
-            "success_per_seed": [0.4 + bonus, 0.6 + bonus], "validation": curve,
+            "success_per_seed": per_seed, "outcomes": outcomes, "validation": curve,
             "auc": _auc(curve, 10) if curve else None,
-            "train_seconds": 20.0 if cell.method == "sdar" else 10.0, "cell": cell.key}
+            "train_seconds": 20.0 if cell.method == "sdar" else 10.0,
+            "train_cpu_seconds": 19.0 if cell.method == "sdar" else 9.5, "cell": cell.key}
 
 
 def test_matrix_skips_finished_cells_and_records_failures(tmp_path) -> None:
@@ -49,8 +55,14 @@ def test_matrix_skips_finished_cells_and_records_failures(tmp_path) -> None:
     report = write_report(second, tmp_path, "test").read_text()
     assert "train-SearchQA-v0-broken-seed0" in report and "cell exploded" in report
     table = summarise(second["records"])["sdgym/SearchQA-v0"]
-    assert table["sdar"]["time_ratio"] == pytest.approx(2.0)
-    assert "1 of 1 self-distillation methods beat GRPO" in report
+    assert table["sdar"]["cost_ratio"] == pytest.approx(2.0)  # on process CPU seconds
+    assert table["sdar"]["final"].point == pytest.approx(0.7)
+    assert "**1 of 1 methods beat GRPO**" in report and "sdar (1/1)" in report
+    assert "1 training seed(s) × 40 test tasks" in report
+    assert "**1 of 1 method-vs-GRPO comparisons took more training cost** (process CPU seconds)" \
+        in report
+    sdar = next(x for x in report.splitlines() if x.startswith("| sdar |"))
+    assert "| 1 × 40 × 2 |" in sdar and "0.700 [" in sdar and "+0.300 [+" in sdar
 
 
 def test_matrix_reruns_cells_made_under_other_settings(tmp_path) -> None:
@@ -93,13 +105,13 @@ def test_benchmark_presets_load() -> None:
 def test_cpu_smoke_benchmark_end_to_end(tmp_path, capsys) -> None:
     out = tmp_path / "report"
     assert main(["benchmark", "--preset", "cpu-smoke", "--out", str(out)]) == 0
-    assert "![final-vs-time](final-vs-time.png)" in capsys.readouterr().out  # printed as written
+    assert "![final-vs-cost](final-vs-cost.png)" in capsys.readouterr().out  # printed as written
     report = (out / "report.md").read_text()
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     preset = load_benchmark_preset("cpu-smoke")
     assert {r["method"] for r in records} >= set(preset.methods) | {"sft-start", "random", "expert"}
     assert (out / "curves-SearchQA-v0.png").stat().st_size > 0
-    assert (out / "final-vs-time.png").exists()
+    assert (out / "final-vs-cost.png").exists() and (out / "profile-SearchQA-v0.png").exists()
     for record in records:
         if record["kind"] != "train":
             continue
@@ -107,8 +119,9 @@ def test_cpu_smoke_benchmark_end_to_end(tmp_path, capsys) -> None:
         assert record["auc"] == pytest.approx(_auc(record["validation"], horizon), abs=1e-9)
         line = next(x for x in report.splitlines() if x.startswith(f"| {record['method']} |"))
         assert record["model_name"] == "tiny" and line.split(" | ")[2] == "tiny"
-        mean = sum(record["success_per_seed"]) / len(record["success_per_seed"])
-        assert f"{mean:.3f}" in line and f"{record['auc']:.3f}" in line
+        mean = sum(o["success"] for o in record["outcomes"]) / len(record["outcomes"])
+        assert f"{mean:.3f} [" in line and f"{record['auc']:.3f}" in line
+        assert record["train_cpu_seconds"] > 0
     start = next(x for x in report.splitlines() if x.startswith("| sft-start |"))
-    assert start.split(" | ")[4] == "–"  # no validation curve, so no AUC
+    assert start.split(" | ")[8] == "–"  # no validation curve, so no AUC
     assert "nothing: every planned cell finished" in report
