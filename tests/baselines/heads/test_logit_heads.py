@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+from distributions_by_hand import kl, softmax
 
 from baselines.heads import make_head
 from baselines.heads.base import HeadBatch
@@ -21,15 +22,6 @@ T_LOGITS = [
 ]
 MASK = [[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
 LOG_RATIO = [[1.0, 0.0, 0.0], [0.0, -0.5, 0.0]]  # s − o; e^1 is clipped to 2
-
-
-def softmax(z: list[float]) -> list[float]:
-    e = [math.exp(x) for x in z]
-    return [x / sum(e) for x in e]
-
-
-def kl(p: list[float], q: list[float]) -> float:
-    return sum(a * math.log(a / b) for a, b in zip(p, q, strict=True) if a > 0)
 
 
 def jsd_topk_tail(s_logits: list[float], t_logits: list[float], k: int) -> float:

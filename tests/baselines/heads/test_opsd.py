@@ -7,10 +7,9 @@ PG: ``L = −mean_t stopgrad(q_t − s_t)·s_t``.
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
+from distributions_by_hand import kl, softmax
 
 from baselines.heads import make_head
 from baselines.heads.base import HeadBatch
@@ -18,15 +17,6 @@ from baselines.heads.base import HeadBatch
 S_LOGITS = [[[2.0, 0.0, -1.0], [0.3, 0.3, 0.0]], [[0.0, 1.0, 2.0], [1.0, -1.0, 0.5]]]
 T_LOGITS = [[[0.0, 1.5, 0.0], [0.3, 0.3, 0.0]], [[2.0, 0.0, 0.0], [-1.0, 2.0, 0.0]]]
 MASK = [[1.0, 1.0], [1.0, 0.0]]
-
-
-def softmax(z: list[float]) -> list[float]:
-    e = [math.exp(x) for x in z]
-    return [x / sum(e) for x in e]
-
-
-def kl(p: list[float], q: list[float]) -> float:
-    return sum(a * math.log(a / b) for a, b in zip(p, q, strict=True) if a > 0)
 
 
 def jsd(s_logits: list[float], t_logits: list[float], beta: float) -> float:
