@@ -269,9 +269,10 @@ class Learner:
             self.optimizer.step()
         metrics: dict[str, Any] = {**self.parallel.sum_metrics(dict(sums)),
                                    "grad_norm": float(grad_norm), **prepared.metrics}
-        if prepared.teacher_logits is not None:
+        if self.head.needs_teacher and self.head.wants_logits():  # every rank joins the sum
             totals = self.parallel.sum_metrics({"kl": kl_sum, "tokens": kl_tokens})
-            metrics["teacher/kl_full"] = totals["kl"] / max(totals["tokens"], 1.0)
+            if totals["tokens"] > 0:
+                metrics["teacher/kl_full"] = totals["kl"] / totals["tokens"]
         return metrics
 
     def _head_batch(self, prepared: PreparedBatch, index: slice, student: torch.Tensor,

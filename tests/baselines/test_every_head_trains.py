@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("transformers")
 
 from baselines.config import load_preset  # noqa: E402
-from baselines.heads import available_heads  # noqa: E402
+from baselines.heads import available_heads, make_head  # noqa: E402
 from baselines.run_log import read_metrics  # noqa: E402
 from baselines.trainer import Trainer  # noqa: E402
 
@@ -47,7 +47,7 @@ def test_one_step_per_method(tmp_path, method, env_id) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["opsd", "rlsd"])
+@pytest.mark.parametrize("method", [h for h in available_heads() if h != "grpo"])
 def test_sdgym_train_cpu_smoke_writes_the_teacher_diagnostics(tmp_path, method) -> None:
     """``sdgym train --method <head> --preset cpu-smoke``: metrics.jsonl carries the teacher
     diagnostics every step and config.json the head's deviations from its reference."""
@@ -63,11 +63,12 @@ def test_sdgym_train_cpu_smoke_writes_the_teacher_diagnostics(tmp_path, method) 
     step = read_metrics(run_dir)[-1]
     for key in ("entropy", "teacher/context_fraction", "teacher/gap_mean"):
         assert math.isfinite(step[key]), key
-    assert 0.0 <= step["val/teacher_success"] <= 1.0
+    from baselines.teacher import TURN_CONTEXTS
+
+    if make_head(method).context in TURN_CONTEXTS:  # the teacher acts with a per-turn context
+        assert 0.0 <= step["val/teacher_success"] <= 1.0
     config = json.loads((run_dir / "config.json").read_text())
     assert config["head"]["name"] == method
-    from baselines.heads import make_head
-
     assert config["head_deviations"] == make_head(method).deviations(config)
     if method == "opsd":  # cpu-smoke samples at T = 1 with lr 3e-4; the recipe: 1.1, 2e-4
         assert "temperature = 1.0 (reference: 1.1)" in config["head_deviations"]
