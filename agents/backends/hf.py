@@ -175,6 +175,9 @@ class HFBackend(PolicyBackend):
             generation-config EOS ids and ``<|im_end|>`` when the vocabulary has it.
         max_batch_size: Split larger calls into micro-batches of this size.
         attn_implementation: Passed to ``from_pretrained`` (e.g. ``"eager"``, ``"sdpa"``).
+        share_prompt_prefill: Run the prompt forward once per *distinct* prompt of a call and
+            copy its KV cache to every row that repeats it (a GRPO group's G members share their
+            first prompt). The rows still sample independently, from the same generator stream.
     """
 
     def __init__(
@@ -188,6 +191,7 @@ class HFBackend(PolicyBackend):
         eos_token_ids: Sequence[int] | None = None,
         max_batch_size: int | None = None,
         attn_implementation: str | None = None,
+        share_prompt_prefill: bool = True,
     ) -> None:
         if isinstance(model, (str, Path)):
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -212,6 +216,7 @@ class HFBackend(PolicyBackend):
         self.tokenizer = tokenizer
         self.device = torch.device(device)
         self.max_batch_size = max_batch_size
+        self.share_prompt_prefill = share_prompt_prefill
         self.pad_token_id = self._pad_id(tokenizer)
         self.eos_token_ids = (
             frozenset(eos_token_ids) if eos_token_ids is not None else self._default_eos()
@@ -281,7 +286,11 @@ class HFBackend(PolicyBackend):
         generator: torch.Generator | None,
     ) -> list[Generation]:
         batch = len(prompt_ids)
-        input_ids, attention_mask = left_pad(prompt_ids, self.pad_token_id, self.device)
+        distinct: dict[tuple[int, ...], int] = {}
+        rows = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]
+        shared = self.share_prompt_prefill and len(distinct) < batch
+        prefill = [list(p) for p in distinct] if shared else prompt_ids
+        input_ids, attention_mask = left_pad(prefill, self.pad_token_id, self.device)
         positions = position_ids_from_mask(attention_mask)
         out = self.model(
             input_ids=input_ids,
@@ -290,13 +299,19 @@ class HFBackend(PolicyBackend):
             use_cache=True,
             logits_to_keep=1,
         )
+        logits_last, cache = out.logits[:, -1, :], out.past_key_values
+        if shared:  # copy each distinct prompt's state to the rows that repeat it
+            index = torch.tensor(rows, device=self.device)
+            logits_last, attention_mask, positions = (
+                logits_last[index], attention_mask[index], positions[index])
+            cache.reorder_cache(index)
         next_pos = positions[:, -1:] + 1
         stop_ids = self.eos_token_ids | set(params.stop_token_ids)
         responses: list[list[int]] = [[] for _ in range(batch)]
         logprobs: list[list[float]] = [[] for _ in range(batch)]
         reasons: list[FinishReason | None] = [None] * batch
         for step in range(params.max_new_tokens):
-            logits = out.logits[:, -1, :].float()
+            logits = logits_last.float()
             tokens = sample_next(logits, params, generator)
             token_lp = logits.gather(-1, tokens[:, None]).squeeze(-1) - torch.logsumexp(
                 logits, dim=-1
@@ -317,9 +332,10 @@ class HFBackend(PolicyBackend):
                 input_ids=tokens[:, None],
                 attention_mask=attention_mask,
                 position_ids=next_pos,
-                past_key_values=out.past_key_values,
+                past_key_values=cache,
                 use_cache=True,
             )
+            logits_last, cache = out.logits[:, -1, :], out.past_key_values
             next_pos = next_pos + 1
         return [
             Generation(

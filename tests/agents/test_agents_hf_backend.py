@@ -205,3 +205,22 @@ def test_rejects_bad_input(hf_backend: HFBackend) -> None:
         hf_backend.score([[1]], [])
     with pytest.raises(ValueError):
         SamplingParams(top_p=0)
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.0])
+def test_shared_prompt_prefill_gives_the_same_generations(hf_backend: HFBackend, chat_prompts,
+                                                          temperature: float) -> None:
+    """A group's repeated prompt is prefilled once; samples, log-probs and finish reasons are
+    those of prefilling every row (repeats interleaved with distinct prompts)."""
+    prompts = [chat_prompts[0]] * 3 + [chat_prompts[1]] + [chat_prompts[0], chat_prompts[1]]
+    params = SamplingParams(max_new_tokens=10, temperature=temperature, seed=5)
+    shared = HFBackend(hf_backend.model, hf_backend.tokenizer, share_prompt_prefill=True)
+    plain = HFBackend(hf_backend.model, hf_backend.tokenizer, share_prompt_prefill=False)
+    a, b = shared.generate(prompts, params), plain.generate(prompts, params)
+    assert [g.response_ids for g in a] == [g.response_ids for g in b]
+    assert [g.finish_reason for g in a] == [g.finish_reason for g in b]
+    for x, y in zip(a, b):
+        assert x.logprobs == pytest.approx(y.logprobs, abs=1e-5)
+    if temperature > 0:  # the repeats still sample independently
+        assert len({tuple(g.response_ids) for g in a[:3]}) > 1
+    _assert_logprobs_match(shared, a)
