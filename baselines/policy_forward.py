@@ -20,12 +20,16 @@ def response_forward(
     response_ids: Sequence[Sequence[int]],
     pad_token_id: int,
     temperature: float = 1.0,
+    share_prompts: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(logprobs [B, R], logits [B, R, V], mask [B, R])`` of each response given its prompt.
 
     With ``temperature`` T != 1 both are those of the tempered policy ``softmax(logits / T)``.
+    ``share_prompts``: rows that repeat a prompt (a GRPO group's first turn) share one forward
+    of it (:func:`agents.backends.hf.response_logits`; equal up to float rounding).
     """
-    logits, ids, mask = response_logits(model, prompt_ids, response_ids, pad_token_id)
+    logits, ids, mask = response_logits(model, prompt_ids, response_ids, pad_token_id,
+                                        share_prompts=share_prompts)
     if temperature != 1.0:
         logits = logits / temperature
     logprobs = torch.log_softmax(logits, dim=-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)

@@ -61,3 +61,39 @@ def test_shared_prompt_prefill_speedup(benchmark) -> None:
     benchmark.extra_info.update(speedup_median=statistics.median(ratios),
                                 speedup_min=min(ratios), speedup_max=max(ratios))
     assert statistics.median(ratios) >= TARGET, ratios
+
+
+def test_shared_prompt_update_forward_speedup(benchmark) -> None:
+    """The update's forward + backward over [prompt | response] rows, a group's first-turn
+    prompt run once (``response_logits(share_prompts=True)``) vs once per row: 16 groups × 4
+    first turns plus 16 distinct second turns, ~200-token prompts, 3–20-token responses."""
+    import torch
+
+    from agents.backends.hf import response_logits
+
+    torch.set_num_threads(1)
+    model, _ = load_tiny_model(resolve_model("searchqa-hasty-sft"))
+    model.train()
+    rng = random.Random(1)
+    prompts = first_turn_prompts()
+    prompts += [[rng.randrange(5, 1000) for _ in range(rng.randint(150, 250))] for _ in range(16)]
+    responses = [[rng.randrange(5, 1000) for _ in range(rng.randint(3, 20))] for _ in prompts]
+
+    def run(share: bool) -> float:
+        started = time.perf_counter()
+        model.zero_grad()
+        logits, ids, mask = response_logits(model, prompts, responses, 0, share_prompts=share)
+        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        ((logprobs * mask).sum() / mask.sum()).backward()
+        return time.perf_counter() - started
+
+    run(True), run(False)  # warm-up of both
+    ratios = []
+    for round_ in range(5):
+        order = (False, True) if round_ % 2 == 0 else (True, False)
+        seconds = {share: run(share) for share in order}
+        ratios.append(seconds[False] / seconds[True])
+    benchmark.pedantic(run, args=(True,), rounds=1, iterations=1)
+    benchmark.extra_info.update(speedup_median=statistics.median(ratios),
+                                speedup_min=min(ratios), speedup_max=max(ratios))
+    assert statistics.median(ratios) >= 1.5, ratios

@@ -104,13 +104,24 @@ def response_logits(
     prompt_ids: Sequence[Sequence[int]],
     response_ids: Sequence[Sequence[int]],
     pad_token_id: int = 0,
+    share_prompts: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Float32 logits ``[B, R, V]`` that predict each response token, its ids and mask ``[B, R]``.
 
     One forward pass over ``[left-padded prompt | right-padded response]`` with
     ``position_ids = cumsum(mask) - 1``, the layout :class:`HFBackend` samples with.
+
+    ``share_prompts``: when prompts repeat (a GRPO group's first turn), run the forward of each
+    distinct prompt once, copy its KV cache to the rows that repeat it, and run the responses on
+    top. Same logits up to float rounding; gradients flow through the shared prompt once per
+    distinct prompt, summed over its rows (the chain rule's sum), so they equal the plain pass's.
     """
     device = _model_device(model)
+    distinct: dict[tuple[int, ...], int] = {}
+    rows = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]
+    if share_prompts and len(distinct) < len(prompt_ids) and any(response_ids):
+        return _shared_prompt_logits(model, [list(p) for p in distinct], rows, response_ids,
+                                     pad_token_id, device)
     p_ids, p_mask = left_pad(prompt_ids, pad_token_id, device)
     r_ids, r_mask = right_pad(response_ids, pad_token_id, device)
     n_resp = r_ids.shape[1]
@@ -127,6 +138,28 @@ def response_logits(
         logits_to_keep=n_resp + 1,  # logits at the last prompt token and each response token
     )
     return out.logits[:, :-1, :].float(), r_ids, r_mask.bool()
+
+
+def _shared_prompt_logits(
+    model: torch.nn.Module, prompts: list[list[int]], rows: list[int],
+    response_ids: Sequence[Sequence[int]], pad_token_id: int, device: torch.device,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`response_logits` with each distinct prompt's forward run once (``rows[i]``: the
+    distinct prompt of row ``i``)."""
+    p_ids, p_mask = left_pad(prompts, pad_token_id, device)
+    positions = position_ids_from_mask(p_mask)
+    prefill = model(input_ids=p_ids, attention_mask=p_mask, position_ids=positions,
+                    use_cache=True, logits_to_keep=1)
+    index = torch.tensor(rows, device=device)
+    cache = prefill.past_key_values
+    cache.reorder_cache(index)
+    r_ids, r_mask = right_pad(response_ids, pad_token_id, device)
+    attention_mask = torch.cat([p_mask[index], r_mask], dim=1)
+    r_positions = positions[index, -1:] + torch.cumsum(r_mask, dim=1)
+    out = model(input_ids=r_ids, attention_mask=attention_mask, position_ids=r_positions,
+                past_key_values=cache, use_cache=True)
+    logits = torch.cat([prefill.logits[index, -1:, :], out.logits[:, :-1, :]], dim=1)
+    return logits.float(), r_ids, r_mask.bool()
 
 
 def sample_next(

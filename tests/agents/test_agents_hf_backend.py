@@ -224,3 +224,35 @@ def test_shared_prompt_prefill_gives_the_same_generations(hf_backend: HFBackend,
     if temperature > 0:  # the repeats still sample independently
         assert len({tuple(g.response_ids) for g in a[:3]}) > 1
     _assert_logprobs_match(shared, a)
+
+
+def test_shared_prompt_forward_gives_the_same_logprobs_and_gradients(hf_backend: HFBackend) -> None:
+    """response_logits(share_prompts=True): one forward per distinct prompt, then the responses
+    on its copied KV cache; log-probs and parameter gradients equal the plain pass's."""
+    import copy
+    import random
+
+    from agents.backends.hf import response_logits
+
+    rng = random.Random(0)
+    prompts, responses = [], []
+    for _ in range(3):
+        prompt = [rng.randrange(5, 200) for _ in range(rng.randint(8, 20))]
+        for _ in range(3):
+            prompts.append(prompt)
+            responses.append([rng.randrange(5, 200) for _ in range(rng.randint(1, 6))])
+    prompts.append([7, 8, 9])
+    responses.append([10, 11])
+    model = copy.deepcopy(hf_backend.model).train()
+
+    def run(share: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        model.zero_grad()
+        logits, ids, mask = response_logits(model, prompts, responses, 0, share_prompts=share)
+        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        ((logprobs * mask).sum() / mask.sum()).backward()
+        return (logprobs * mask).detach(), [p.grad.clone() for p in model.parameters()]
+
+    (shared, shared_grads), (plain, plain_grads) = run(True), run(False)
+    assert torch.allclose(shared, plain, atol=1e-4)
+    for a, b in zip(shared_grads, plain_grads):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)

@@ -36,14 +36,17 @@ def tiny_policy(seed: int = 0) -> torch.nn.Module:
 
 
 def synthetic_rows(seed: int = 1) -> tuple[list[TurnRow], list[list[int] | None]]:
-    """Rows in rollout order (finished episodes one after another), varied lengths; the teacher
+    """Rows in rollout order (finished episodes one after another), varied lengths; a group's
+    first turns share their prompt (as in a rollout: the forward runs it once); the teacher
     prompt is the student prompt with context tokens in front, missing for two rows."""
     rng = random.Random(seed)
     rows, teacher = [], []
+    first = {g: [rng.randrange(1, VOCAB) for _ in range(6)] for g in {e[0] for e in EPISODES}}
     public = PublicTurn(env_id="sdgym/SearchQA-v0", task="t", step=1)
     for group, traj, turns, won in EPISODES:
         for turn in range(turns):
-            prompt = [rng.randrange(1, VOCAB) for _ in range(rng.randint(3, 7))]
+            prompt = first[group] if turn == 0 else [rng.randrange(1, VOCAB)
+                                                     for _ in range(rng.randint(3, 7))]
             response = [rng.randrange(1, VOCAB) for _ in range(rng.randint(2, 6))]
             rows.append(TurnRow(
                 group_id=group, traj_id=traj, turn=turn, task_id=str(group), task_type="x",
