@@ -49,7 +49,11 @@ from baselines.teacher import TeacherWeights
 
 @dataclass
 class PreparedBatch:
-    """Phase 1's result: whole-batch tensors ``[rows, width]`` padded to the longest response."""
+    """Phase 1's result: whole-batch tensors ``[rows, width]`` padded to the longest response.
+
+    ``rows`` are the rollout's rows ordered by (group, turn, episode): a group's first turns are
+    neighbours, so a micro-batch runs their shared prompt once; the update is independent of
+    the order (tested by the micro-batch invariance test)."""
 
     rows: list[TurnRow]
     mask: torch.Tensor
@@ -110,6 +114,14 @@ class Learner:
         """Phase 1 on this rank's rows; ``teacher_prompt_ids[i]`` None: row i has no context."""
         if not rows:
             raise ValueError("cannot update on an empty rollout batch")
+        if teacher_prompt_ids is not None and len(teacher_prompt_ids) != len(rows):
+            raise ValueError(f"head {self.head.name!r} needs one teacher prompt (or None) per row")
+        # group members' same-turn rows side by side, so a micro-batch shares their prompt forward
+        order = sorted(range(len(rows)), key=lambda i: (rows[i].group_id, rows[i].turn,
+                                                        rows[i].traj_id))
+        rows = [rows[i] for i in order]
+        if teacher_prompt_ids is not None:
+            teacher_prompt_ids = [teacher_prompt_ids[i] for i in order]
         config = self.config
         width = max(1, max(len(r.response_ids) for r in rows))
         mask = torch.zeros(len(rows), width, dtype=torch.bool)

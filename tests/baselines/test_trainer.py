@@ -102,8 +102,8 @@ def test_tempered_policy_rescores_old_logprobs_at_the_sampling_temperature(tmp_p
     try:
         assert trainer.policy_temperature == 2.0
         batch = trainer.engine.collect(trainer._group_seeds(1), trainer._sampling(1, 2.0), "easy_train")
-        rows = batch.rows
-        rescored = trainer.learner.prepare(rows, None, 1).old_logprobs
+        prepared = trainer.learner.prepare(batch.rows, None, 1)
+        rows, rescored = prepared.rows, prepared.old_logprobs  # rows in the learner's order
         with torch.no_grad():
             raw, raw_logits, mask = response_forward(
                 trainer.model, [r.prompt_ids for r in rows], [r.response_ids for r in rows], trainer.pad_id)
