@@ -72,6 +72,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, An
         curve = _mean_curve(group)
         costs = [_cost(r) for r in group if r["kind"] != "baseline"]
         values = [c for c, _ in costs if c is not None]
+        flops = [r["train_flops_estimate"] for r in group if r.get("train_flops_estimate")]
         per_seed_drop = [largest_drop([v for _, v in r["validation"]]) for r in group
                          if r.get("validation")]
         table[env_id][method] = {
@@ -85,6 +86,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, An
             if curve and len(group) > 1 else None,
             "largest_drop": statistics.fmean(per_seed_drop) if per_seed_drop else None,
             "cost": statistics.fmean(values) if values else None,
+            "flops": statistics.fmean(flops) if flops else None,
             "cost_measure": costs[0][1] if costs else WALL_MEASURE,
             "train_seconds": statistics.fmean([r.get("train_seconds") or 0.0 for r in group]),
             "curve": curve,
@@ -94,9 +96,12 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, An
         }
     for rows in table.values():
         base = rows.get("grpo", {}).get("cost")
+        base_flops = rows.get("grpo", {}).get("flops")
         for row in rows.values():
             row["cost_ratio"] = (row["cost"] / base if base and row["cost"] is not None
                                  and row["kind"] == "train" else None)
+            row["flops_ratio"] = (row["flops"] / base_flops if base_flops and row["flops"]
+                                  and row["kind"] == "train" else None)
     return table
 
 
@@ -152,14 +157,15 @@ def write_report(result: dict[str, Any], out: str | Path, title: str) -> Path:
     lines += [f"Intervals: 95%, stratified bootstrap over training seeds × test tasks (rliable); "
               f"Δ is the paired difference to GRPO on the same tasks and seeds. Cost: {measure} "
               "of training (rollout, teacher and reference forwards, update; validation and "
-              "test excluded).", ""]
+              "test excluded); FLOP ratio: the 2·N / 6·N per-token estimate from exact token "
+              "counts (load-free, model compute only).", ""]
     for env_id in sorted(table):
         rows = table[env_id]
         lines += [f"## {env_id}", "",
                   "| method | kind | model | seeds × tasks × rollouts | final success [95% CI] | "
                   "IQM [95% CI] | Δ vs GRPO [95% CI] | P(> GRPO) | AUC [95% CI] | largest drop | "
-                  f"cost ({measure}) | cost ratio |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  f"cost ({measure}) | cost ratio | FLOP ratio |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         order = sorted(rows, key=lambda m: ({"baseline": 0, "start": 1, "train": 2}[rows[m]["kind"]],
                                             m != "grpo", m))
         for method in order:
@@ -173,7 +179,7 @@ def write_report(result: dict[str, Any], out: str | Path, title: str) -> Path:
                 f"{_fmt_interval(c.difference, signed=True) if c else '–'} | "
                 f"{_fmt_interval(c.improvement) if c else '–'} | {_fmt_interval(row['auc'])} | "
                 f"{_fmt(row['largest_drop'], 2)} | {_fmt(row['cost'], 1)} | "
-                f"{_fmt(row['cost_ratio'], 2)} |")
+                f"{_fmt(row['cost_ratio'], 2)} | {_fmt(row['flops_ratio'], 2)} |")
         lines.append("")
     missing = result.get("failures", []) + [{"cell": n, "error": ""} for n in result.get("notes", [])]
     lines += ["## Missing", ""]
