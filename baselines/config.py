@@ -101,10 +101,40 @@ class TrainConfig:
             raise ValueError(f"rollout_backend must be one of {ROLLOUT_BACKENDS}, "
                              f"got {self.rollout_backend!r}")
         PromptLimits.from_dict(self.prompt)  # unknown keys fail when the config is built
+        import gymnasium as gym
+
+        import sdgym  # noqa: F401  (registers the env ids)
+
+        if self.env_id not in gym.registry:
+            known = sorted(k for k in gym.registry if k.startswith("sdgym/"))
+            raise ValueError(f"unknown env_id {self.env_id!r}; choose from {known}")
         if self.backend not in ("hf", "vllm"):
             raise ValueError(f"backend must be 'hf' or 'vllm', got {self.backend!r}")
         if self.ray_num_workers < 1:
             raise ValueError(f"ray_num_workers must be >= 1, got {self.ray_num_workers}")
+        counts = ("steps", "sft_steps", "num_groups", "group_size", "micro_batch_size",
+                  "ppo_epochs", "val_every", "checkpoint_every", "val_episodes", "test_episodes",
+                  "test_seeds", "max_new_tokens", "sft_batch_size", "sft_tasks", "seed")
+        for name in counts:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be an integer, got {value!r}")
+        for name in ("lr", "sft_lr", "temperature", "val_temperature", "max_grad_norm"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{name} must be a number, got {value!r}")
+        for name in ("steps", "sft_steps"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("num_groups", "group_size", "micro_batch_size", "ppo_epochs", "val_every",
+                     "checkpoint_every", "val_episodes", "test_episodes", "test_seeds",
+                     "max_new_tokens", "sft_batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.temperature < 0 or self.val_temperature < 0:
+            raise ValueError("temperature and val_temperature must be >= 0")
 
     def run_dir(self) -> Path:
         """``out_dir/<env>/<method>/seed<seed>``."""

@@ -133,6 +133,27 @@ def _log_sft_progress(step: int, loss: float) -> None:
         logging.getLogger("sdgym.sft").info("SFT step %d: response loss %.3f", step + 1, loss)
 
 
+RESUME_MAY_CHANGE = ("steps", "wandb_project", "wandb_mode")
+"""Options a resumed run may set differently from the run it continues."""
+
+
+def check_resume_settings(config: TrainConfig, run_dir: Path) -> None:
+    """Refuse to resume ``run_dir`` under other settings than it was started with (a resumed
+    optimizer, schedule or data stream would silently not match ``config.json``)."""
+    recorded = run_dir / "config.json"
+    if not recorded.exists():
+        return
+    before = json.loads(recorded.read_text())
+    now = json.loads(json.dumps(config.to_dict(), default=str))
+    changed = sorted(k for k in now if k not in RESUME_MAY_CHANGE and k in before
+                     and before[k] != now[k])
+    if changed:
+        detail = ", ".join(f"{k}: {before[k]!r} -> {now[k]!r}" for k in changed)
+        raise ValueError(f"cannot --resume {run_dir} with other settings ({detail}); resume with "
+                         f"the settings it was started with (only {', '.join(RESUME_MAY_CHANGE)} "
+                         "may change) or train into another --out")
+
+
 class Trainer:
     """GRPO with a swappable teacher head, on one env, for one seed (see the module docstring)."""
 
@@ -144,6 +165,8 @@ class Trainer:
                 "backend='vllm' trains in one process (a colocated engine per GPU is not wired "
                 "for torchrun yet); use backend='hf' with torchrun, or one process with vLLM")
         self.run_dir = config.run_dir()
+        if resume:
+            check_resume_settings(config, self.run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.timer = PhaseTimer()
         main = self.parallel.is_main

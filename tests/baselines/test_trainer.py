@@ -181,3 +181,29 @@ def test_vllm_backend_samples_with_the_trained_weights_after_every_update(tmp_pa
 def test_unknown_backend_is_rejected() -> None:
     with pytest.raises(ValueError, match="backend must be 'hf' or 'vllm'"):
         load_preset("cpu-smoke", backend="sglang")
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ({"steps": -3}, "steps must be >= 0"), ({"group_size": 0}, "group_size must be >= 1"),
+    ({"lr": "abc"}, "lr must be a number"), ({"num_groups": 2.5}, "num_groups must be an integer"),
+    ({"lr": 0.0}, "lr must be > 0"), ({"env_id": "sdgym/Nope-v0"}, "unknown env_id 'sdgym/Nope-v0'")])
+def test_bad_training_options_fail_with_a_message_naming_them(override, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        load_preset("cpu-smoke", **override)
+
+
+def test_resume_under_other_settings_is_refused(tmp_path) -> None:
+    """``--resume --set lr=0.5`` would rewrite config.json while the restored optimizer keeps
+    the old learning rate: refused, naming what changed; only steps may change."""
+    from baselines.trainer import check_resume_settings
+
+    first = Trainer(tiny_config(tmp_path, steps=1))
+    try:
+        first.fit()
+    finally:
+        first.close()
+    recorded = (first.run_dir / "config.json").read_text()
+    with pytest.raises(ValueError, match=r"lr: 0.0003 -> 0.5"):
+        Trainer(tiny_config(tmp_path, steps=1, lr=0.5), resume=True)
+    assert (first.run_dir / "config.json").read_text() == recorded  # nothing rewritten
+    check_resume_settings(tiny_config(tmp_path, steps=5), first.run_dir)  # more steps: fine
