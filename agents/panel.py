@@ -86,6 +86,7 @@ class PanelEvaluation:
         """JSON-ready: the raw outcomes plus per-seed and overall summaries."""
         seeds = self.success_per_seed
         return {**asdict(self), "episodes": len(self.task_indices),
+                "episodes_total": len(self.outcomes),
                 "success_per_seed": seeds, "score_per_seed": self.score_per_seed,
                 "success_mean": self.success_mean,
                 "success_std": statistics.pstdev(seeds) if len(seeds) > 1 else 0.0,
@@ -125,5 +126,6 @@ def evaluate_on_panel(engine: RolloutEngine, split: str, tasks: Sequence[int],
                     "task_index": padded[episode.group_id], "task_id": episode.task_id,
                     "rollout_seed": int(rollout_seed), "success": bool(episode.won),
                     "score": float(episode.score), "turns": int(episode.turns)})
-    result.outcomes.sort(key=lambda o: (o["rollout_seed"], tasks.index(o["task_index"])))
+    position = {t: i for i, t in enumerate(result.task_indices)}
+    result.outcomes.sort(key=lambda o: (o["rollout_seed"], position[o["task_index"]]))
     return result

@@ -115,11 +115,13 @@ def response_logits(
     distinct prompt once, copy its KV cache to the rows that repeat it, and run the responses on
     top. Same logits up to float rounding; gradients flow through the shared prompt once per
     distinct prompt, summed over its rows (the chain rule's sum), so they equal the plain pass's.
+    With gradients on, only attention-only models share (see :func:`_attention_only`).
     """
     device = _model_device(model)
     distinct: dict[tuple[int, ...], int] = {}
     rows = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]
-    if share_prompts and len(distinct) < len(prompt_ids) and any(response_ids):
+    if (share_prompts and len(distinct) < len(prompt_ids) and any(response_ids)
+            and (not torch.is_grad_enabled() or _attention_only(model))):
         return _shared_prompt_logits(model, [list(p) for p in distinct], rows, response_ids,
                                      pad_token_id, device)
     p_ids, p_mask = left_pad(prompt_ids, pad_token_id, device)
@@ -138,6 +140,16 @@ def response_logits(
         logits_to_keep=n_resp + 1,  # logits at the last prompt token and each response token
     )
     return out.logits[:, :-1, :].float(), r_ids, r_mask.bool()
+
+
+def _attention_only(model: torch.nn.Module) -> bool:
+    """Whether every layer is (full or sliding-window) attention. Hybrid models (e.g. Qwen3.5's
+    linear-attention layers) keep conv/recurrent state in the cache that the response pass updates
+    in place, which breaks backward through a shared prompt: those run the plain pass."""
+    config = getattr(model, "config", None)
+    config = getattr(config, "text_config", None) or config
+    layer_types = getattr(config, "layer_types", None)
+    return layer_types is None or set(layer_types) <= {"full_attention", "sliding_attention"}
 
 
 def _shared_prompt_logits(

@@ -13,7 +13,7 @@ Formula (METHODS.md), per episode (rows sharing ``traj_ids``, ordered by ``turn_
 
 ``A_k`` is the row's GRPO advantage (its value at the first unmasked token). Turns whose belief
 moved with the outcome are amplified, the others shrunk; the sign of ``A`` is kept. Rows without a
-teacher context keep ``m_k = 1`` (and add nothing to the recursion).
+teacher context keep ``m_k = 1`` and are left out of the recursion and of the z-scores.
 
 Scope ``batch``: the recursion and z-scores run over whole episodes, so the head runs once on
 the whole rollout batch (never per micro-batch).
@@ -98,9 +98,11 @@ class AgentOPSDHead(TeacherHead):
         rows = len(batch.traj_ids)
         if rows != turn_gap.shape[0] or len(batch.turn_ids) != rows:
             raise ValueError("agentopsd needs traj_ids and turn_ids for every row")
+        has = (batch.has_teacher.tolist() if batch.has_teacher is not None else [True] * rows)
         episodes: dict[int, list[int]] = defaultdict(list)
         for row, traj in enumerate(batch.traj_ids):
-            episodes[int(traj)].append(row)
+            if has[row]:  # turns without a teacher context are not in the recursion or z-scores
+                episodes[int(traj)].append(row)
         multipliers = torch.ones_like(turn_gap)
         for members in episodes.values():
             order = torch.tensor(sorted(members, key=lambda r: int(batch.turn_ids[r])))
@@ -113,9 +115,6 @@ class AgentOPSDHead(TeacherHead):
             z = (increment - increment.mean()) / (increment.std(unbiased=False) + self.eps)
             signed = 1.0 + self.band * torch.sign(row_adv[order]) * z
             multipliers[order] = signed.clamp(1.0 - self.band, 1.0 + self.band)
-        if batch.has_teacher is not None:
-            has = batch.has_teacher.to(multipliers.device)
-            multipliers = torch.where(has, multipliers, torch.ones_like(multipliers))
         return multipliers
 
     def apply(self, batch: HeadBatch) -> HeadOutput:

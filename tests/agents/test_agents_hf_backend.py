@@ -256,3 +256,32 @@ def test_shared_prompt_forward_gives_the_same_logprobs_and_gradients(hf_backend:
     assert torch.allclose(shared, plain, atol=1e-4)
     for a, b in zip(shared_grads, plain_grads):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_hybrid_models_train_through_the_plain_pass() -> None:
+    """Qwen3.5-style linear-attention layers keep recurrent state in the cache; with gradients
+    on, repeated prompts then take the plain pass (backward works, gradients equal)."""
+    transformers = pytest.importorskip("transformers")
+    if not hasattr(transformers, "Qwen3_5ForCausalLM"):
+        pytest.skip("this transformers has no Qwen3.5")
+    from agents.backends.hf import _attention_only, response_logits
+
+    config = transformers.Qwen3_5TextConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+        layer_types=["linear_attention", "full_attention"])
+    torch.manual_seed(0)
+    model = transformers.Qwen3_5ForCausalLM(config).train()
+    assert not _attention_only(model)
+    prompts = [[1, 2, 3], [1, 2, 3], [4, 5, 6, 7, 8], [1, 2, 3]]
+    responses = [[9, 10, 11], [12], [13, 14], [15, 16, 17, 18]]
+
+    def grads(share: bool) -> list[torch.Tensor]:
+        model.zero_grad()
+        logits, ids, mask = response_logits(model, prompts, responses, 0, share_prompts=share)
+        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        ((logprobs * mask).sum() / mask.sum()).backward()
+        return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    for a, b in zip(grads(True), grads(False)):
+        assert torch.allclose(a, b, atol=1e-6)

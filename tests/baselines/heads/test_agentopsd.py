@@ -113,3 +113,15 @@ def test_agentopsd_rows_without_teacher_keep_their_advantage() -> None:
     batch.has_teacher = torch.tensor([True, True, False, True, False, True])
     out = make_head("agentopsd").apply(batch)
     assert out.advantages[[2, 4], 0].tolist() == [-1.0, -1.0]  # episode 9 has no context
+
+
+def test_agentopsd_turns_without_teacher_are_left_out_of_the_z_scores() -> None:
+    """Episode 7 with its middle turn (turn 1) lacking a context: the other two turns get the
+    multipliers of a two-turn episode made of them alone."""
+    batch = toy_batch(ROWS)
+    batch.has_teacher = torch.tensor([True, True, True, False, True, True])
+    out = make_head("agentopsd").apply(batch)
+    m7 = multipliers_by_hand([-0.2, 0.6], 1.0)  # turns 0 and 2 only
+    assert out.advantages[1, 0].item() == pytest.approx(0.5 + 0.5 * m7[0], rel=1e-5)
+    assert out.advantages[0, 0].item() == pytest.approx(0.5 + 0.5 * m7[1], rel=1e-5)
+    assert out.advantages[3, 0].item() == 1.0  # no context: plain A
