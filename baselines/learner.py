@@ -47,6 +47,18 @@ from baselines.policy_forward import response_forward
 from baselines.teacher import TeacherWeights
 
 
+def kl_coefficient(head: TeacherHead, config: TrainConfig) -> float:
+    """The KL-to-reference coefficient a run with ``head`` uses (the head's, else the config's)."""
+    return config.grpo.kl_coef if head.kl_coef is None else float(head.kl_coef)
+
+
+def teacher_weight_modes(head: TeacherHead, config: TrainConfig) -> list[str]:
+    """The :class:`TeacherWeights` copies a run needs: the frozen reference for the KL term and
+    the head's teacher weights."""
+    modes = ["frozen"] if kl_coefficient(head, config) > 0 else []
+    return modes + ([head.teacher_weights] if head.needs_teacher else [])
+
+
 @dataclass
 class PreparedBatch:
     """Phase 1's result: whole-batch tensors ``[rows, width]`` padded to the longest response.
@@ -104,8 +116,7 @@ class Learner:
     @property
     def kl_coef(self) -> float:
         """The head's KL-to-reference coefficient where it sets one, else the GRPO config's."""
-        coef = self.head.kl_coef
-        return self.config.grpo.kl_coef if coef is None else float(coef)
+        return kl_coefficient(self.head, self.config)
 
     # ------------------------------------------------------------------ phase 1
     @torch.no_grad()
@@ -172,7 +183,7 @@ class Learner:
     def _prepare_teacher(self, prepared: PreparedBatch,
                          prompt_ids: Sequence[list[int] | None] | None, width: int) -> None:
         rows = prepared.rows
-        if prompt_ids is None or len(prompt_ids) != len(rows):
+        if prompt_ids is None:  # prepare() checked the length of a given list
             raise ValueError(f"head {self.head.name!r} needs one teacher prompt (or None) per row")
         live = [i for i, p in enumerate(prompt_ids) if p is not None]
         has = torch.zeros(len(rows), dtype=torch.bool)

@@ -27,6 +27,14 @@ from agents.prompts import (
     student_messages,
     teacher_messages,
 )
+from baselines.teacher import (
+    CONTEXT_KINDS,
+    TURN_CONTEXTS,
+    hindsight_context,
+    sibling_context,
+    trajectory_text,
+    turn_context,
+)
 
 
 @dataclass
@@ -98,15 +106,6 @@ def with_teacher_contexts(demos: list[Demonstration], contexts: Sequence[str], e
     from it. SFT on these teacher prompts teaches a tiny model to read each of them; a context the
     warm start never saw leaves the teacher no better than the student.
     """
-    from baselines.teacher import (
-        CONTEXT_KINDS,
-        TURN_CONTEXTS,
-        hindsight_context,
-        sibling_context,
-        trajectory_text,
-        turn_context,
-    )
-
     unknown = sorted(set(contexts) - set(CONTEXT_KINDS))
     if unknown or not contexts:
         raise ValueError(f"teacher contexts must be a non-empty subset of {CONTEXT_KINDS}, "

@@ -43,7 +43,7 @@ from baselines.config import TrainConfig
 from baselines.cost import PhaseTimer, flops_estimate
 from baselines.distributed import from_environment
 from baselines.heads import TeacherHead, make_head
-from baselines.learner import Learner
+from baselines.learner import Learner, teacher_weight_modes
 from baselines.metrics import validation_auc
 from baselines.run_log import RunLog
 from baselines.sft import (
@@ -186,13 +186,8 @@ class Trainer:
         self.pad_id = int(self.tokenizer.pad_token_id)
         self.backend = self._policy_backend(model_dir)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr, weight_decay=0.0)
-        modes = []
-        kl_coef = config.grpo.kl_coef if self.head.kl_coef is None else self.head.kl_coef
-        if kl_coef > 0:
-            modes.append("frozen")
-        if self.head.needs_teacher:
-            modes.append(self.head.teacher_weights)
-        self.teachers = TeacherWeights(self.model, modes, self.head.ema_decay)
+        self.teachers = TeacherWeights(self.model, teacher_weight_modes(self.head, config),
+                                       self.head.ema_decay)
         self.learner = Learner(self.model, self.optimizer, self.head, self.teachers, config,
                                self.pad_id, self.timer, self.parallel)
         local_groups = len(self.parallel.shard(range(config.num_groups)))
@@ -428,6 +423,7 @@ class Trainer:
         """Validation curve, AUC and cost totals (final test numbers are added by the caller)."""
         steps = [s for s, _ in self.validation]
         values = [v for _, v in self.validation]
+        parameters = sum(p.numel() for p in self.model.parameters())
         summary = {
             "env_id": self.config.env_id, "method": self.config.method, "seed": self.config.seed,
             "steps": self.step, "validation": self.validation,
@@ -439,9 +435,8 @@ class Trainer:
             "train_cpu_seconds": sum(v for k, v in self.timer.cpu_total.items()
                                      if k not in ("sft", "test")),
             "device": self.config.device,
-            "parameters": sum(p.numel() for p in self.model.parameters()),
-            "train_flops_estimate": flops_estimate(sum(p.numel() for p in self.model.parameters()),
-                                                   dict(self.timer.tokens)),
+            "parameters": parameters,
+            "train_flops_estimate": flops_estimate(parameters, dict(self.timer.tokens)),
             "head": self.head.config(),
         }
         if self.parallel.is_main:

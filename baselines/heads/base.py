@@ -165,10 +165,7 @@ class TeacherHead:
 
     def term_mask(self, mask: torch.Tensor, has_teacher: torch.Tensor | None) -> torch.Tensor:
         """Tokens this head's teacher term is defined on: ``mask`` of rows with a teacher."""
-        mask = mask.float()
-        if has_teacher is None:
-            return mask
-        return mask * has_teacher.to(mask.device).float().unsqueeze(-1)
+        return rows_with_teacher(mask, has_teacher)
 
     def wants_logits(self) -> bool:
         """Whether this head, as configured, needs full student and teacher logits."""
@@ -218,12 +215,18 @@ def require(tensor: torch.Tensor | None, what: str, head: str) -> torch.Tensor:
     return tensor.detach()
 
 
-def teacher_rows(batch: HeadBatch) -> torch.Tensor:
-    """``[rows, tokens]`` float: ``batch.mask`` restricted to rows with a teacher context."""
-    mask = batch.mask.float()
-    if batch.has_teacher is None:
+def rows_with_teacher(mask: torch.Tensor, has_teacher: torch.Tensor | None) -> torch.Tensor:
+    """``[rows, tokens]`` float: ``mask`` restricted to rows with a teacher context (``has_teacher``
+    None: every row has one)."""
+    mask = mask.float()
+    if has_teacher is None:
         return mask
-    return mask * batch.has_teacher.to(mask.device).float().unsqueeze(-1)
+    return mask * has_teacher.to(mask.device).float().unsqueeze(-1)
+
+
+def teacher_rows(batch: HeadBatch) -> torch.Tensor:
+    """``batch.mask`` restricted to rows with a teacher context (:func:`rows_with_teacher`)."""
+    return rows_with_teacher(batch.mask, batch.has_teacher)
 
 
 def teacher_gap(batch: HeadBatch, head: str, source: str = "student") -> torch.Tensor:
