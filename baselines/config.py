@@ -57,6 +57,8 @@ class TrainConfig:
     sft_hasty_fraction: float = 0.0
     """Share of SFT episodes replaced by an immediate wrong answer (``baselines.sft.
     hasty_demonstrations``): an imperfect demonstrator, for a warm start that leaves RL room."""
+    sft_hasty_turn: int = 1
+    """The turn a hasty episode answers at (``baselines.sft.hasty_demonstrations``)."""
     sft_teacher_fraction: float = 0.0
     sft_teacher_contexts: list[str] = field(default_factory=lambda: ["privileged"])
     """Teacher contexts those teacher prompts carry, one drawn per expert episode
@@ -114,7 +116,7 @@ class TrainConfig:
             raise ValueError(f"ray_num_workers must be >= 1, got {self.ray_num_workers}")
         counts = ("steps", "sft_steps", "num_groups", "group_size", "micro_batch_size",
                   "ppo_epochs", "val_every", "checkpoint_every", "val_episodes", "test_episodes",
-                  "test_seeds", "max_new_tokens", "sft_batch_size", "sft_tasks", "seed")
+                  "test_seeds", "max_new_tokens", "sft_batch_size", "sft_tasks", "seed", "sft_hasty_turn")
         for name in counts:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -128,7 +130,7 @@ class TrainConfig:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("num_groups", "group_size", "micro_batch_size", "ppo_epochs", "val_every",
                      "checkpoint_every", "val_episodes", "test_episodes", "test_seeds",
-                     "max_new_tokens", "sft_batch_size"):
+                     "max_new_tokens", "sft_batch_size", "sft_hasty_turn"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not self.lr > 0:

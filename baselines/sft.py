@@ -128,24 +128,30 @@ def with_teacher_contexts(demos: list[Demonstration], contexts: Sequence[str], e
 
 
 def hasty_demonstrations(
-    demos: list[Demonstration], fraction: float, seed: int = 0
+    demos: list[Demonstration], fraction: float, seed: int = 0, turn: int = 1
 ) -> list[Demonstration]:
-    """An imperfect demonstrator: ``fraction`` of the expert episodes answer at once, wrongly.
+    """An imperfect demonstrator: ``fraction`` of the expert episodes finish early, wrongly.
 
     Episodes are the runs of consecutive demonstrations that start at step 1. A hasty episode
-    keeps only its first turn's prompt and answers it with the next episode's final response
-    (another task's answer) instead of the expert's first step. Behaviour cloning on the mix gives
-    a policy that often skips the work, a realistic SFT start with room for RL.
+    keeps the expert's first ``turn - 1`` turns and answers turn ``turn`` with the next episode's
+    final response (another task's answer, or WebShop's ``click[buy now]``) instead of the
+    expert's step; an episode with fewer turns stays whole. ``turn=1`` (Search-QA): answer at
+    once. ``turn=3`` (WebShop): search, open a product, buy it without choosing its options.
+    Behaviour cloning on the mix gives a policy that often skips the work, a realistic SFT start
+    with room for RL.
     """
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+    if turn < 1:
+        raise ValueError(f"hasty turn must be at least 1, got {turn}")
     episodes = _episodes(demos)
     rng = random.Random(seed)
     mixed: list[Demonstration] = []
     for index, episode in enumerate(episodes):
-        if rng.random() < fraction:
+        if rng.random() < fraction and len(episode) >= turn:
             other = episodes[(index + 1) % len(episodes)]
-            mixed.append(Demonstration(episode[0].turn, other[-1].response))
+            mixed.extend(episode[:turn - 1])
+            mixed.append(Demonstration(episode[turn - 1].turn, other[-1].response))
         else:
             mixed.extend(episode)
     return mixed

@@ -40,7 +40,7 @@ from agents.tiny_model import build_tiny_model, load_tiny_model
 from agents.warm_starts import resolve_model
 from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rng_state
 from baselines.config import TrainConfig
-from baselines.cost import PhaseTimer, flops_estimate
+from baselines.cost import NOT_TRAINING_PHASES, PhaseTimer, flops_estimate
 from baselines.distributed import from_environment
 from baselines.heads import TeacherHead, make_head
 from baselines.learner import Learner, teacher_weight_modes
@@ -77,13 +77,15 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
                                   config.sft_tasks, config.seed, PromptLimits.from_dict(config.prompt))
     expert_turns = demos
     if config.sft_hasty_fraction > 0:
-        demos = hasty_demonstrations(demos, config.sft_hasty_fraction, config.seed)
+        demos = hasty_demonstrations(demos, config.sft_hasty_fraction, config.seed,
+                                     config.sft_hasty_turn)
     # options added later enter the key only when set, so earlier cached warm starts stay valid
     key_data = json.dumps([config.model, config.tiny_model, config.env_id, config.env_kwargs,
                            config.train_split, config.sft_steps, config.sft_lr,
                            config.sft_batch_size, config.sft_tasks, config.seed, config.prompt,
                            config.sft_context_loss_weight, config.sft_warmup_steps]
                           + ([config.sft_hasty_fraction] if config.sft_hasty_fraction else [])
+                          + ([config.sft_hasty_turn] if config.sft_hasty_turn != 1 else [])
                           + ([config.sft_teacher_fraction] if config.sft_teacher_fraction else [])
                           + ([config.sft_teacher_contexts]
                              if config.sft_teacher_contexts != ["privileged"] else []),
@@ -158,6 +160,7 @@ class Trainer:
     """GRPO with a swappable teacher head, on one env, for one seed (see the module docstring)."""
 
     def __init__(self, config: TrainConfig, resume: bool = False, progress: bool = False) -> None:
+        started, started_cpu = time.perf_counter(), time.process_time()
         self.config = config
         self.parallel = from_environment(config.device)
         if config.backend == "vllm" and self.parallel.world_size > 1:
@@ -180,6 +183,7 @@ class Trainer:
         seed_everything(config.seed)
         with self.timer.phase("sft"):
             model_dir = self.parallel.main_first(lambda: warm_start(config, self.log))
+        sft_wall, sft_cpu = self.timer.total["sft"], self.timer.cpu_total["sft"]
         self.model, self.tokenizer = load_tiny_model(model_dir)
         self.model.to(config.device)
         self.parallel.broadcast_parameters(self.model)
@@ -205,6 +209,8 @@ class Trainer:
                  "teacher_forward_counts_as_cost": True}, indent=2, default=str))
         if resume:
             self._restore()
+        self.timer.add("setup", time.perf_counter() - started - sft_wall,  # loading, not training
+                       time.process_time() - started_cpu - sft_cpu)
 
     # ----------------------------------------------------------------- helpers
     def _policy_backend(self, model_dir: Path) -> PolicyBackend:
@@ -431,9 +437,9 @@ class Trainer:
             "phase_seconds_total": dict(self.timer.total), "tokens": dict(self.timer.tokens),
             "phase_cpu_seconds_total": dict(self.timer.cpu_total),
             "train_seconds": sum(v for k, v in self.timer.total.items()
-                                 if k not in ("sft", "test")),
+                                 if k not in NOT_TRAINING_PHASES),
             "train_cpu_seconds": sum(v for k, v in self.timer.cpu_total.items()
-                                     if k not in ("sft", "test")),
+                                     if k not in NOT_TRAINING_PHASES),
             "device": self.config.device,
             "parameters": parameters,
             "train_flops_estimate": flops_estimate(parameters, dict(self.timer.tokens)),

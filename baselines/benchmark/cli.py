@@ -12,6 +12,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="report folder (default reports/<preset>)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the run matrix and a projected cost; run nothing")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="cells run at once in reused worker processes on this machine "
+                             "(default: one per usable CPU core; 1 runs them one after another "
+                             "in this process)")
     parser.add_argument("--ray", action="store_true",
                         help="run the cells as Ray tasks (a local Ray instance unless --ray-address)")
     parser.add_argument("--ray-address", default=None,
@@ -58,8 +62,13 @@ def run(args: argparse.Namespace) -> int:
         from baselines.benchmark.ray_dispatch import RayDispatch
 
         dispatch = RayDispatch(args.ray_address, args.ray_cpus_per_cell, args.ray_gpus_per_cell)
+    from baselines.benchmark.process_dispatch import usable_cores
+
+    jobs = usable_cores() if args.jobs is None else args.jobs
+    if jobs < 1:
+        raise SystemExit(f"sdgym benchmark: --jobs must be >= 1, got {jobs}")
     result = run_matrix(preset, out, on_cell=lambda c, s: console.print(f"{s:>7}  {c.key}"),
-                        dispatch=dispatch)
+                        dispatch=dispatch, jobs=jobs)
     report = write_report(result, out, f"sdgym benchmark — {preset.name}")
     console.print(report.read_text(), markup=False, highlight=False)  # Markdown as written
     console.print(f"report: {report}")

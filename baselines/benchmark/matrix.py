@@ -6,8 +6,10 @@ teacher head). Each finished cell writes ``cells/<key>/result.json`` atomically;
 those. A cell that raises is retried ``retries`` times, then recorded in ``failure.json`` and
 reported as missing.
 
-Cells run one after another here, or concurrently as Ray tasks (``dispatch=RayDispatch(...)``,
-:mod:`baselines.benchmark.ray_dispatch`); either way this process writes the result files.
+Cells run one after another here (``jobs=1``), on ``jobs`` reused worker processes of this
+machine (:mod:`baselines.benchmark.process_dispatch`), or as Ray tasks
+(``dispatch=RayDispatch(...)``, :mod:`baselines.benchmark.ray_dispatch`); either way this process
+writes the result files.
 """
 
 from __future__ import annotations
@@ -169,8 +171,10 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
         config = cell_config(cell, preset, out)
         trainer = Trainer(config, resume=True)
         try:
-            summary = trainer.fit() if cell.kind == "train" else trainer.summary()
+            if cell.kind == "train":
+                trainer.fit()
             test = trainer.evaluate()
+            summary = trainer.summary()  # after the test: its phase totals include it
         finally:
             trainer.close()
         record = {**summary, **test, "policy": cell.method, "model_name": config.model}
@@ -202,10 +206,12 @@ def run_matrix(
     on_cell: Callable[[Cell, str], None] | None = None,
     runner: CellRunner = run_cell,
     dispatch: RayDispatch | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """Run every planned cell not yet finished; return records, failures and notes.
 
-    ``dispatch`` runs the pending cells as Ray tasks instead of one after another here.
+    ``jobs`` > 1 runs the pending cells on that many worker processes here; ``dispatch`` runs
+    them as Ray tasks instead.
     """
     out = Path(out)
     cells, notes = plan(preset)
@@ -225,8 +231,12 @@ def run_matrix(
                 notes.append(f"{cell.key}: re-run, its result was made under other preset settings")
             pending.append(cell)
     outcomes: Iterable[tuple[Cell, CellOutcome]]
-    if dispatch is None:
+    if dispatch is None and jobs <= 1:
         outcomes = ((cell, attempt_cell(cell, preset, out, runner)) for cell in pending)
+    elif dispatch is None:
+        from baselines.benchmark.process_dispatch import run_cells_in_processes
+
+        outcomes = run_cells_in_processes(pending, preset, out, runner, jobs)
     else:
         from baselines.benchmark.ray_dispatch import run_cells_on_ray
 

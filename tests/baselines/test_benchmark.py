@@ -125,3 +125,32 @@ def test_cpu_smoke_benchmark_end_to_end(tmp_path, capsys) -> None:
     start = next(x for x in report.splitlines() if x.startswith("| sft-start |"))
     assert start.split(" | ")[8] == "–"  # no validation curve, so no AUC
     assert "nothing: every planned cell finished" in report
+
+
+def _pid_runner(cell, preset, out):
+    """The fake cell, plus the process that ran it (module level: picklable for workers)."""
+    import os
+
+    return {**_fake_runner(cell, preset, out), "pid": os.getpid()}
+
+
+def test_worker_processes_give_the_one_after_another_records(tmp_path) -> None:
+    import os
+
+    preset = BenchmarkPreset(name="t", train_preset="cpu-smoke", envs=["sdgym/SearchQA-v0"],
+                             methods=["grpo", "sdar", "broken"], seeds=[0, 1], retries=1)
+    alone = run_matrix(preset, tmp_path / "alone", runner=_pid_runner)
+    seen: list[str] = []
+    pooled = run_matrix(preset, tmp_path / "pooled", runner=_pid_runner, jobs=2,
+                        on_cell=lambda cell, status: seen.append(status))
+    strip = [{k: v for k, v in r.items() if k not in ("pid", "wall_seconds")}
+             for r in alone["records"]]
+    assert [{k: v for k, v in r.items() if k not in ("pid", "wall_seconds")}
+            for r in pooled["records"]] == strip  # same records, in plan order
+    pids = {r["pid"] for r in pooled["records"]}
+    assert os.getpid() not in pids and len(pids) <= 2  # two workers, reused across 6 cells
+    assert [f["cell"] for f in pooled["failures"]] == [
+        "train-SearchQA-v0-broken-seed0", "train-SearchQA-v0-broken-seed1"]
+    assert sorted(seen) == ["done"] * 6 + ["failed"] * 2
+    assert (tmp_path / "pooled" / "cells" / "train-SearchQA-v0-broken-seed1" /
+            "failure.json").exists()

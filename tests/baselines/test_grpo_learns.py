@@ -45,6 +45,27 @@ def test_hasty_demonstrations_answer_first_turns_without_searching() -> None:
         hasty_demonstrations(demos, fraction=1.5)
 
 
+def test_hasty_webshop_buyers_skip_the_options() -> None:
+    """turn=3: search and open the product as the expert does, then buy it at once."""
+    demos = expert_demonstrations("sdgym/WebShop-v0", {"size": "tiny"}, "train", 24, seed=0)
+    episodes = [[]]
+    for d in demos:
+        if d.turn.step == 1 and episodes[-1]:
+            episodes.append([])
+        episodes[-1].append(d)
+    assert any(len(e) >= 4 for e in episodes)  # some goals have options to choose
+    mixed = hasty_demonstrations(demos, fraction=1.0, seed=0, turn=3)
+    by_step: dict[int, list] = {}
+    for d in mixed:
+        by_step.setdefault(d.turn.step, []).append(d)
+    assert 4 not in by_step  # nobody chooses an option after opening the product
+    assert all(d.response.endswith("click[buy now]</action>") for d in by_step[3]), by_step[3][0]
+    assert [d.response for d in mixed if d.turn.step < 3] == [
+        d.response for d in demos if d.turn.step < 3]  # the expert's search and click kept
+    with pytest.raises(ValueError, match="hasty turn"):
+        hasty_demonstrations(demos, fraction=0.5, turn=0)
+
+
 @pytest.mark.slow
 def test_grpo_raises_val_success_from_the_cpu_mini_warm_start(tmp_path: Path) -> None:
     config = load_preset("cpu-mini", steps=8, val_every=4, val_episodes=64, checkpoint_every=100,

@@ -1,0 +1,69 @@
+"""Benchmark cells in worker processes on this machine, ``jobs`` cells at a time.
+
+The workers start once (``spawn``) and run cell after cell, so a cell pays neither for importing
+torch and transformers nor for rebuilding what the envs memoise per process (generated
+catalogues, search indexes). Each worker runs torch on ``OMP_NUM_THREADS`` threads (1 unless the
+caller set it): on a 2-core machine two single-threaded cells use both cores, where one cell at a
+time leaves one idle.
+
+Costs stay per process: a cell's CPU seconds (:mod:`baselines.cost`) are those of its worker while
+it runs only that cell, so cells run side by side keep valid cost ratios. The driver writes
+``result.json`` / ``failure.json`` exactly as the one-after-another path does. A worker that dies
+(killed, out of memory) fails the cells it had not finished; a re-run resumes them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from baselines.benchmark.matrix import BenchmarkPreset, Cell, CellOutcome
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def _start_worker() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+def run_cells_in_processes(
+    cells: Sequence[Cell],
+    preset: BenchmarkPreset,
+    out: Path,
+    runner: Callable[[Cell, BenchmarkPreset, Path], dict[str, Any]],
+    jobs: int,
+) -> Iterator[tuple[Cell, CellOutcome]]:
+    """Run ``cells`` (with their retries) on ``jobs`` reused worker processes; yield
+    ``(cell, (record, errors))`` as each finishes. ``runner`` must be picklable (a module-level
+    function)."""
+    from baselines.benchmark.matrix import attempt_cell
+
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_start_worker)
+    try:
+        futures: dict[Future, Cell] = {
+            pool.submit(attempt_cell, cell, preset, out, runner): cell for cell in cells}
+        for future in as_completed(futures):
+            cell = futures[future]
+            try:
+                outcome = future.result()
+            except Exception as error:  # the worker died: this cell is failed, never dropped
+                outcome = (None, [f"worker process for {cell.key} failed: {error!r}"])
+            yield cell, outcome
+    finally:  # on an interrupt, cancel what has not started and stop the workers
+        pool.shutdown(wait=True, cancel_futures=True)
