@@ -15,7 +15,6 @@ import hashlib
 import json
 import logging
 import random
-import time
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +44,7 @@ from baselines.distributed import from_environment
 from baselines.heads import TeacherHead, make_head
 from baselines.learner import Learner, teacher_weight_modes
 from baselines.metrics import validation_auc
-from baselines.run_log import RunLog
+from baselines.run_log import METRICS_FILE, RunLog
 from baselines.sft import (
     behaviour_clone,
     expert_demonstrations,
@@ -53,7 +52,7 @@ from baselines.sft import (
     with_teacher_contexts,
 )
 from baselines.teacher import TURN_CONTEXTS, TeacherWeights, teacher_contexts, turn_context
-from sdgym.cache import cache_dir
+from sdgym.cache import atomic_directory, cache_dir, usable_entry
 
 
 def seed_everything(seed: int) -> None:
@@ -92,7 +91,7 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
                           sort_keys=True)
     key = hashlib.sha256(key_data.encode()).hexdigest()[:16]
     target = cache_dir("sft") / key
-    if (target / "config.json").exists():
+    if usable_entry(target, "config.json"):
         return target
     if config.model == "tiny":
         corpus = default_corpus() + [
@@ -115,16 +114,10 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
                                  expert_turns, config.sft_teacher_contexts, config.env_id,
                                  config.seed),
                              teacher_fraction=config.sft_teacher_fraction, log=_log_sft_progress)
-    staging = target.with_name(f".{key}.{time.time_ns()}")
-    model.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
-    (staging / "sft.json").write_text(json.dumps({"losses": losses, "demonstrations": len(demos)}))
-    try:
-        staging.rename(target)
-    except OSError:  # another process finished first: keep theirs
-        import shutil
-
-        shutil.rmtree(staging, ignore_errors=True)
+    with atomic_directory(target, replace=False) as staging:  # another process first: keep theirs
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        (staging / "sft.json").write_text(json.dumps({"losses": losses, "demonstrations": len(demos)}))
     if log is not None and losses:
         log.event("sft", {"first_loss": losses[0], "last_loss": losses[-1], "demos": len(demos)})
     return target
@@ -156,6 +149,16 @@ def check_resume_settings(config: TrainConfig, run_dir: Path) -> None:
                          "may change) or train into another --out")
 
 
+def check_fresh_run_dir(run_dir: Path) -> None:
+    """Refuse to start a new run in a folder that already holds one (its metrics and
+    checkpoints would mix with the new run's)."""
+    used = [name for name in (METRICS_FILE, "checkpoints") if (run_dir / name).exists()]
+    if used:
+        raise ValueError(f"run folder {run_dir} already holds a run ({', '.join(used)}); "
+                         "continue it with --resume, or train into another --out (or delete the "
+                         "folder to start over)")
+
+
 class Trainer:
     """GRPO with a swappable teacher head, on one env, for one seed (see the module docstring)."""
 
@@ -170,6 +173,8 @@ class Trainer:
         self.run_dir = config.run_dir()
         if resume:
             check_resume_settings(config, self.run_dir)
+        else:
+            check_fresh_run_dir(self.run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.timer = PhaseTimer()
         main = self.parallel.is_main

@@ -1,14 +1,38 @@
-"""Where sdgym caches generated data and indexes, and how it writes them safely."""
+"""Where sdgym caches generated data and indexes, and how it writes them safely.
+
+A cache entry is a folder written by :func:`atomic_directory`: built in a staging sibling whose
+name records the writing process (``.<name>.tmp-<pid>@<host>-<random>``), given a manifest of
+its files' sizes and SHA-256 digests, and renamed into place. A reader calls
+:func:`usable_entry`, which checks the manifest and removes (with a warning naming the folder) an
+entry whose files were torn or changed, so the caller rebuilds it. Staging folders of writers that
+were killed are removed by the next writer of the same entry.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import json
+import logging
 import os
+import re
 import shutil
+import socket
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
+
+MANIFEST = ".manifest.json"
+"""File inside an entry: ``{"files": {relative path: {"size": n, "sha256": hex}}}``."""
+
+STALE_FOREIGN_STAGING_SECONDS = 24 * 3600
+"""A staging folder of another host (or of an old sdgym) is removed once this old."""
+
+_STAGING = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)@(?P<host>.+)-[^-]+$")
+_verified: set[tuple] = set()  # entries (with their files' sizes and mtimes) checked here
+log = logging.getLogger("sdgym.cache")
 
 
 def cache_dir(*parts: str) -> Path:
@@ -31,14 +55,120 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def write_manifest(folder: Path) -> None:
+    """Record the size and SHA-256 of every file under ``folder`` in its :data:`MANIFEST`."""
+    files = {p.relative_to(folder).as_posix(): {"size": p.stat().st_size, "sha256": sha256_file(p)}
+             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != MANIFEST}
+    (folder / MANIFEST).write_text(json.dumps({"files": files}, indent=1))
+
+
+def entry_problem(folder: Path) -> str | None:
+    """What is wrong with the entry ``folder`` (a file missing, torn or changed), or ``None``.
+
+    An entry without a manifest (written before manifests existed) is taken as it is."""
+    manifest = folder / MANIFEST
+    if not manifest.exists():
+        return None
+    try:
+        files = json.loads(manifest.read_text())["files"]
+    except (ValueError, KeyError, TypeError):
+        return f"{MANIFEST} is unreadable"
+    for name, expected in files.items():
+        path = folder / name
+        if not path.is_file():
+            return f"{name} is missing"
+        if path.stat().st_size != expected["size"]:
+            return f"{name} has {path.stat().st_size} bytes, {expected['size']} were written"
+        if sha256_file(path) != expected["sha256"]:
+            return f"{name} does not match its recorded sha256"
+    return None
+
+
+def _fingerprint(folder: Path) -> tuple:
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return (str(folder), *((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+
+
+def usable_entry(folder: Path, required: str | None = None) -> bool:
+    """Whether the cache entry ``folder`` exists (with ``required`` inside) and is intact.
+
+    A damaged entry is removed with a one-line warning naming it, so the caller rebuilds it.
+    Checked once per process while its files' sizes and modification times stay the same."""
+    if not folder.is_dir() or (required is not None and not (folder / required).exists()):
+        return False
+    key = _fingerprint(folder)
+    if key in _verified:
+        return True
+    problem = entry_problem(folder)
+    if problem is None:
+        _verified.add(key)
+        return True
+    discard_entry(folder, problem)
+    return False
+
+
+def discard_entry(folder: Path, problem: str) -> None:
+    """Remove a damaged cache entry with a one-line warning naming it and what was wrong."""
+    log.warning("cache entry %s is damaged (%s); rebuilding it", folder, problem)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
+def remove_stale_staging(parent: Path, name: str | None = None) -> list[Path]:
+    """Remove staging folders in ``parent`` (of the entry ``name``, or of any entry) left by
+    writers that died; return them.
+
+    A staging folder of this host is stale when its process is gone; one of another host (a
+    shared file system) or without a recorded writer, once older than a day."""
+    removed = []
+    host = socket.gethostname()
+    for path in parent.glob(f".{name}.*" if name else ".*"):
+        match = _STAGING.match(path.name)
+        if (match and name and match["name"] != name) or (not match and not name):
+            continue
+        if match and match["host"] == host:
+            stale = not _pid_alive(int(match["pid"]))
+        else:
+            try:
+                stale = time.time() - path.stat().st_mtime > STALE_FOREIGN_STAGING_SECONDS
+            except FileNotFoundError:
+                continue
+        if stale and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 @contextlib.contextmanager
-def atomic_directory(target: Path) -> Iterator[Path]:
-    """Yield a temp dir beside ``target``; on success it replaces ``target`` atomically."""
+def atomic_directory(target: Path, replace: bool = True) -> Iterator[Path]:
+    """Yield a staging dir beside ``target``; on success it gets a manifest and replaces
+    ``target`` atomically (or, with ``replace=False``, is dropped when ``target`` appeared
+    meanwhile: another process finished first). Staging dirs of dead writers are removed."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    remove_stale_staging(target.parent, target.name)
+    prefix = f".{target.name}.tmp-{os.getpid()}@{socket.gethostname()}-"
+    staging = Path(tempfile.mkdtemp(prefix=prefix, dir=target.parent))
     try:
         yield staging
+        write_manifest(staging)
         if target.exists():
+            if not replace:
+                return
             shutil.rmtree(target)
         os.replace(staging, target)
     finally:
@@ -49,6 +179,6 @@ def atomic_directory(target: Path) -> Iterator[Path]:
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a sibling temp file and ``os.replace`` (never torn)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(f".{path.name}.tmp")
+    staging = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     staging.write_text(text)
     os.replace(staging, path)

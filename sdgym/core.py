@@ -120,6 +120,11 @@ class TextEnv(gym.Env[str, str]):
     native_action_tags: ClassVar[tuple[str, ...]] = ()
     """Tags the env parses itself (e.g. SearchQA's ``search``/``answer``); ``()`` for plain commands."""
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> TextEnv:
+        env = super().__new__(cls)
+        env._constructor = (args, kwargs)  # what a pickled copy is rebuilt from
+        return env
+
     def __init__(self, *, privileged: bool = True, render_mode: str | None = None) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -136,6 +141,9 @@ class TextEnv(gym.Env[str, str]):
         self._done = False
         self._last_observation = ""
         self._closed = False
+        self._ready = False  # a reset succeeded and nothing closed the env since
+        self._actions: list[Any] = []  # since the last reset: what a pickled copy replays
+        self._last_info: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ hooks
     def task_count(self, split: str) -> int:
@@ -211,15 +219,31 @@ class TextEnv(gym.Env[str, str]):
         if options:
             raise ValueError(f"unknown reset options {sorted(options)}; use split, task_index "
                              "(or task_index_by_seed)")
+        self._ready = False
         self._split, self._task_index = split, int(task_index)
         self._score, self._won, self._done = 0.0, False, False
+        self._actions = []
         observation = self._start_task(split, int(task_index))
-        return self._observe(observation), self._info(action_valid=True)
+        self._ready = True
+        observation, info = self._observe(observation), self._info(action_valid=True)
+        self._render_human()
+        return observation, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Apply ``action``; any input is legal and invalid ones leave the world unchanged."""
-        if self._split is None:
-            raise RuntimeError("call reset() before step()")
+        """Apply ``action``; any input is legal and invalid ones leave the world unchanged.
+
+        Never raises: before a successful reset (e.g. after one that failed) and after
+        ``close()`` every env answers with an invalid-action observation, reward 0 and
+        ``terminated=True``, touching no engine."""
+        if self._closed or not self._ready:
+            return self._inert_step("this environment is closed; make a new one" if self._closed
+                                    else "no task is running; call reset() first")
+        self._actions.append(action)
+        result = self._step(action)
+        self._render_human()
+        return result
+
+    def _step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         command, problem = clean_action(action, self.max_action_length)
         if command is not None and self._done:
             command, problem = None, "the episode is over; call reset()"
@@ -242,6 +266,30 @@ class TextEnv(gym.Env[str, str]):
         observation = self._observe(f"Invalid action: {problem}. Nothing happened.")
         return observation, 0.0, self._done, False, self._info(action_valid=False)
 
+    def _inert_step(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        info = dict(self._last_info or {"task_id": None, "task_type": None, "split": None,
+                                        "admissible_actions": None, "won": False, "score": 0.0})
+        if info.get("admissible_actions") is not None:
+            info["admissible_actions"] = []
+        info["action_valid"] = False
+        if self.privileged:
+            info["privileged"] = dict.fromkeys(PRIVILEGED_KEYS)
+        observation = f"Invalid action: {problem}. Nothing happened."
+        return to_text(observation, self.max_observation_length), 0.0, True, False, info
+
+    def _render_human(self) -> None:
+        if self.render_mode == "human":
+            self.render()
+
+    def __reduce__(self) -> tuple:
+        """Pickle (and ``copy.deepcopy``) as the constructor arguments, the RNG state, the
+        current task and the actions taken since its reset: the copy is a new env (its own
+        engine process) that replays them, so it continues exactly where this one is."""
+        args, kwargs = self._constructor
+        position = (self._split, self._task_index, list(self._actions)) if self._ready else None
+        rng = self._np_random.bit_generator.state if self._np_random is not None else None
+        return _rebuild_env, (type(self), args, kwargs, rng, position, self._closed)
+
     def render(self) -> str | None:
         """Return (``"ansi"``) or print (``"human"``) the last observation."""
         if self.render_mode == "ansi":
@@ -263,6 +311,11 @@ class TextEnv(gym.Env[str, str]):
         return self._last_observation
 
     def _info(self, *, action_valid: bool, **extra: Any) -> dict[str, Any]:
+        info = self._engine_info(action_valid=action_valid, **extra)
+        self._last_info = {k: info[k] for k in PUBLIC_INFO_KEYS}
+        return info
+
+    def _engine_info(self, *, action_valid: bool, **extra: Any) -> dict[str, Any]:
         info: dict[str, Any] = {
             "task_id": self._task_id(),
             "task_type": self._task_type(),
@@ -278,3 +331,22 @@ class TextEnv(gym.Env[str, str]):
             privileged.update(self._privileged_info())
             info["privileged"] = privileged
         return info
+
+
+def _rebuild_env(cls: type[TextEnv], args: tuple, kwargs: dict[str, Any], rng: dict | None,
+                 position: tuple[str, int, list[Any]] | None, closed: bool) -> TextEnv:
+    """Unpickle a :class:`TextEnv` (see ``TextEnv.__reduce__``)."""
+    env = cls(*args, **kwargs)
+    if position is not None:
+        split, task_index, actions = position
+        render_mode, env.render_mode = env.render_mode, None  # a replay prints nothing
+        env.reset(options={"split": split, "task_index": task_index})
+        for action in actions:
+            env.step(action)
+        env.render_mode = render_mode
+    if rng is not None:
+        env.np_random  # noqa: B018  (creates the generator)
+        env._np_random.bit_generator.state = rng
+    if closed:
+        env.close()
+    return env

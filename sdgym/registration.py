@@ -77,5 +77,8 @@ def register_envs() -> None:
                 id=entry.env_id,
                 entry_point=entry.entry_point,
                 max_episode_steps=entry.max_episode_steps,
-                disable_env_checker=False,
+                # Gymnasium's passive checker keeps stale state after a reset that raised (a bad
+                # split), and its next step() then raises TypeError; the contract tests run the
+                # full gymnasium check_env on every env instead
+                disable_env_checker=True,
             )

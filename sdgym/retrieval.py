@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from sdgym.cache import atomic_directory, cache_dir, file_lock
+from sdgym.cache import atomic_directory, cache_dir, discard_entry, file_lock, usable_entry
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 """bm25s's default token pattern: words of two or more word characters."""
@@ -139,10 +139,18 @@ class BM25Retriever:
         self._stemmer = Stemmer.Stemmer("english")
         target = Path(index_dir or cache_dir("retrieval", "bm25", corpus.fingerprint()))
         with file_lock(target.with_suffix(".lock")):
-            if not (target / "params.index.json").exists():
+            if not usable_entry(target, "params.index.json"):
                 self._build(target)
-        self._model = bm25s.BM25.load(str(target), mmap=True, load_vocab=True, show_progress=False)
+            try:
+                self._model = self._load(target)
+            except Exception as error:  # a torn index written before manifests existed
+                discard_entry(target, f"{type(error).__name__}: {error}")
+                self._build(target)
+                self._model = self._load(target)
         self.index_dir = target
+
+    def _load(self, target: Path):
+        return self._bm25s.BM25.load(str(target), mmap=True, load_vocab=True, show_progress=False)
 
     def _tokenize(self, texts: list[str]) -> list[list[str]]:
         return self._bm25s.tokenize(

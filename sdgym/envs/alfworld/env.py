@@ -105,8 +105,10 @@ class ALFWorldEnv(TextEnv):
         return str(self._state.feedback)
 
     def _engine_step(self, command: str) -> EngineStep:
-        if command not in self._state["admissible_commands"]:
+        admissible = {c.lower(): c for c in self._state["admissible_commands"]}
+        if command.lower() not in admissible:  # any casing, as the other envs
             raise InvalidAction(f"{command!r} is not an admissible command here")
+        command = admissible[command.lower()]
         self._state, _, _ = self._game.step(command)
         assert self._expert is not None
         self._expert.observe(command)

@@ -20,6 +20,7 @@ import shutil
 import time
 from pathlib import Path
 
+from sdgym.cache import MANIFEST
 from sdgym.envs.alfworld.generator import game_folder
 from sdgym.envs.alfworld.splits import ROOM_SIZES, SPLITS, canonical_split
 
@@ -43,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     for index in range(args.start, stop):
         folder = game_folder(split, index, args.size)
         if args.out is not None:
-            shutil.copytree(folder, args.out / split / f"{index:05d}", dirs_exist_ok=True)
+            shutil.copytree(folder, args.out / split / f"{index:05d}", dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns(MANIFEST))  # upstream's files only
         print(f"{split} {index}: {folder}", flush=True)
     elapsed = time.perf_counter() - began
     print(f"{stop - args.start} games in {elapsed:.1f} s", flush=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sdgym.cache import atomic_directory, cache_dir, file_lock
+from sdgym.cache import atomic_directory, cache_dir, file_lock, usable_entry
 from sdgym.envs.alfworld.capped import PlanLimits, PlanningLimitExceeded, run_capped
 from sdgym.envs.alfworld.engine import reset_game, start_game
 from sdgym.envs.alfworld.game_io import GAME_FILE, GameFiles, game_logic, read_game, write_game
@@ -174,10 +174,10 @@ def game_folder(split: str, index: int, size: str = "full") -> Path:
     split = canonical_split(split)
     root = cache_root(split, size)
     folder = root / f"{index:05d}"
-    if (folder / GAME_FILE).exists():
+    if usable_entry(folder, GAME_FILE):
         return folder
     with file_lock(root / f".{index:05d}.lock"):
-        if not (folder / GAME_FILE).exists():
+        if not usable_entry(folder, GAME_FILE):
             files = build_game(split, index, size)
             with atomic_directory(folder) as staging:
                 write_game(staging, files)

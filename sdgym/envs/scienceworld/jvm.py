@@ -15,6 +15,7 @@ Java is found in this order: an explicit ``java_path``, ``$JAVA_HOME/bin/java``,
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import subprocess
@@ -120,6 +121,21 @@ def _launch(command: list[str], classpath: str, cwd: str) -> tuple[subprocess.Po
         ) from None
 
 
+def _from_py4j(record: logging.LogRecord) -> bool:
+    """Keep every log record but py4j's connection-error tracebacks."""
+    return not (record.exc_info and f"{os.sep}py4j{os.sep}" in record.pathname)
+
+
+def _quiet_py4j() -> None:
+    """py4j logs a full traceback for every broken connection (~90 lines per JVM restart), on
+    the root logger (module-level ``logging.exception``) and on its own; the simulator reports a
+    crash itself in one warning. A filter drops just those records."""
+    for logger in (logging.getLogger(), logging.getLogger("py4j.java_gateway"),
+                   logging.getLogger("py4j.clientserver")):
+        if _from_py4j not in logger.filters:
+            logger.addFilter(_from_py4j)
+
+
 class SimulatorJVM:
     """One JVM running ScienceWorld's ``PythonInterface`` behind a py4j gateway.
 
@@ -134,7 +150,8 @@ class SimulatorJVM:
     """
 
     def __init__(
-        self, java_path: str | None = None, java_options: Sequence[str] | None = None
+        self, java_path: str | None = None, java_options: Sequence[str] | None = None,
+        call_timeout: float | None = None,
     ) -> None:
         from py4j.java_gateway import GatewayParameters, JavaGateway, find_jar_path
         from scienceworld.constants import BASEPATH, JAR_PATH
@@ -156,14 +173,22 @@ class SimulatorJVM:
             self.process, port = _launch([java, *options], classpath, BASEPATH)
         threading.Thread(target=_drain, args=(self.process.stdout,), daemon=True).start()
         self.gateway = JavaGateway(
-            gateway_parameters=GatewayParameters(port=port, auto_field=True),
+            # every call has a deadline: a hung (e.g. SIGSTOPped) JVM raises Py4JNetworkError
+            gateway_parameters=GatewayParameters(port=port, auto_field=True,
+                                                 read_timeout=call_timeout),
             java_process=self.process,
         )
         self._finalizer = weakref.finalize(self, _stop_process, self.gateway, self.process)
-        jvm = self.gateway.jvm
-        silent = jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream())
-        jvm.java.lang.System.setOut(silent)  # before Scala's Console captures System.out
-        self.interface = jvm.scienceworld.runtime.pythonapi.PythonInterface()
+        _quiet_py4j()
+        try:
+            jvm = self.gateway.jvm
+            silent = jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream())
+            jvm.java.lang.System.setOut(silent)  # before Scala's Console captures System.out
+            self.interface = jvm.scienceworld.runtime.pythonapi.PythonInterface()
+        except Exception as error:  # no JVM may outlive a failed start
+            self._finalizer()
+            raise JVMDied(f"the ScienceWorld JVM did not start its simulator within the call "
+                          f"deadline ({type(error).__name__})") from None
 
     @property
     def pid(self) -> int:

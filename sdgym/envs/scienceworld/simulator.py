@@ -16,6 +16,7 @@ generating one costs 0.1-2 s (10-16 s on the Mendelian genetics tasks).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import warnings
 from collections import OrderedDict
@@ -34,6 +35,11 @@ PARSER_ERROR = "Error Encountered"
 """The simulator's answer when a matched action cannot be posted (nothing happens)."""
 
 _GOLD_CACHE_SIZE = 256
+
+DEFAULT_CALL_TIMEOUT_S = 60.0
+"""Deadline of one simulator call (a step takes milliseconds; the slowest gold-path generation,
+Mendelian genetics, 10-16 s). A JVM that does not answer in time is killed and restarted, and the
+episode replayed."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +70,14 @@ class Simulator:
     """
 
     def __init__(
-        self, java_path: str | None = None, java_options: Sequence[str] | None = None
+        self, java_path: str | None = None, java_options: Sequence[str] | None = None,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
     ) -> None:
+        if not call_timeout > 0:
+            raise ValueError(f"call_timeout must be > 0 seconds, got {call_timeout!r}")
+        self.call_timeout = float(call_timeout)
+        self._shut = False
+        self._death = "died"
         self._java_path = java_path
         self._java_options = None if java_options is None else tuple(java_options)
         self._jvm: SimulatorJVM | None = None
@@ -83,8 +95,10 @@ class Simulator:
         return self._jvm
 
     def _interface(self) -> Any:
+        if self._shut:
+            raise JVMDied("the simulator was closed")
         if self._jvm is None:
-            self._jvm = SimulatorJVM(self._java_path, self._java_options)
+            self._jvm = SimulatorJVM(self._java_path, self._java_options, self.call_timeout)
         return self._jvm.interface
 
     def _is_death(self, error: Exception) -> bool:
@@ -94,10 +108,14 @@ class Simulator:
             return False
         if self._jvm is None:
             return True
+        self._death = "died"
         try:  # the process may still be exiting when the socket breaks
             self._jvm.process.wait(timeout=2)
-        except Exception:
-            return False
+        except Exception:  # alive but not answering within call_timeout: hung
+            self._death = f"did not answer within {self.call_timeout:g} s and was killed"
+            with contextlib.suppress(Exception):
+                self._jvm.process.kill()
+                self._jvm.process.wait(timeout=5)
         return True
 
     def _drop_jvm(self) -> int | None:
@@ -113,6 +131,12 @@ class Simulator:
         self._drop_jvm()
         self._episode = None
 
+    def shutdown(self) -> None:
+        """Stop the JVM for good: a step blocked meanwhile (another thread) ends with
+        :class:`JVMDied` instead of starting a new JVM."""
+        self._shut = True
+        self.close()
+
     # ------------------------------------------------------------ episode
     def load(self, task: str, variation: int, simplifications: str, gold: bool) -> list[str] | None:
         """Load a task and take upstream's first step (``look around``).
@@ -124,12 +148,13 @@ class Simulator:
             try:
                 return self._load(task, variation, simplifications, gold)
             except Exception as error:
-                if attempt or not self._is_death(error):
+                if attempt or self._shut or not self._is_death(error):
                     raise
                 pid = self._drop_jvm()
                 self.restarts += 1
                 warnings.warn(
-                    f"the ScienceWorld JVM (pid {pid}) died during reset; started a new one",
+                    f"the ScienceWorld JVM (pid {pid}) {self._death} during reset; started a "
+                    "new one",
                     RuntimeWarning,
                     stacklevel=3,
                 )
@@ -191,7 +216,8 @@ class Simulator:
 
     def _recover(self) -> None:
         """Start a new JVM and bring it to the state the dead one was in."""
-        assert self._episode is not None
+        if self._shut or self._episode is None:
+            raise JVMDied("the simulator was closed during this call")
         pid = self._drop_jvm()
         self.restarts += 1
         task, variation, simplifications = self._episode
@@ -200,13 +226,18 @@ class Simulator:
         error = server.load(task, variation, simplifications, False)
         if error:
             raise JVMDied(f"could not reload {task}/{variation} after a JVM crash: {error}")
-        state = self._raw_step(server, "look around")
-        for command in history:
-            state = self._raw_step(server, command)
+        try:
+            state = self._raw_step(server, "look around")
+            for command in history:
+                state = self._raw_step(server, command)
+        except Exception as error:  # the new JVM failed too (or the env was closed meanwhile)
+            raise JVMDied(f"could not replay {task}/{variation} after a JVM crash: "
+                          f"{type(error).__name__}") from None
         self._history = history
         same = expected is None or (state.score, state.moves) == (expected.score, expected.moves)
         warnings.warn(
-            f"the ScienceWorld JVM (pid {pid}) died mid-episode; started a new one and replayed "
+            f"the ScienceWorld JVM (pid {pid}) {self._death} mid-episode; started a new one and "
+            "replayed "
             f"the episode's {len(history)} commands"
             + ("" if same else " (WARNING: the replayed state differs)"),
             RuntimeWarning,

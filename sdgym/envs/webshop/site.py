@@ -15,7 +15,9 @@ Routes:
 - ``GET /<session_id>/`` -- the session's current page;
 - ``POST /<session_id>/search`` (form field ``search_query``) and ``POST /<session_id>/click``
   (form field ``target``) -- apply the action, then redirect (303) to the session's page. An
-  action the engine refuses changes nothing and shows its reason on the page.
+  action the engine refuses changes nothing and shows its reason on the page. An action longer
+  than the text env's limit (2,048 characters) is refused the same way, and a request body over
+  :data:`MAX_REQUEST_BYTES` gets 413 without being read.
 
 Example:
     >>> from sdgym.envs.webshop.site import create_app, shop_engine
@@ -37,11 +39,15 @@ from typing import Any
 
 from flask import Flask, Response, abort, redirect, request
 
-from sdgym.core import InvalidAction
+from sdgym.core import InvalidAction, TextEnv, clean_action
 from sdgym.envs.webshop.engine import ShopEngine
 from sdgym.envs.webshop.schema import Catalog
 from sdgym.envs.webshop.state import ShopState
 from sdgym.envs.webshop.webpage import render_document
+
+MAX_REQUEST_BYTES = 4 * TextEnv.max_action_length + 1024
+"""Largest request body the site reads: an action of the env's length limit, percent-encoded
+(up to 3 bytes a character) with its form field name, fits."""
 
 STORE_KEY = "sdgym_webshop_sessions"
 """Where :func:`create_app` puts its :class:`SessionStore` in ``app.extensions``."""
@@ -101,8 +107,11 @@ class SessionStore:
         with self._lock:
             session = self._sessions[session_id]
             session.actions += 1
+            cleaned, problem = clean_action(command, TextEnv.max_action_length)
             try:
-                session.state = self.engine.step(session.state, command, session.goal)
+                if cleaned is None:  # the text env's limits: same refusal on the site
+                    raise InvalidAction(problem)
+                session.state = self.engine.step(session.state, cleaned, session.goal)
                 session.error = None
             except InvalidAction as error:
                 session.error = str(error) or "invalid action"
@@ -145,6 +154,9 @@ def create_app(
         seed: seed of the random goal choice (``None``: unseeded).
     """
     app = Flask("sdgym.envs.webshop.site")
+    # a form holds one action: bodies beyond this are refused (413) before they are parsed
+    app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    app.config["MAX_FORM_MEMORY_SIZE"] = MAX_REQUEST_BYTES
     sessions = store if store is not None else SessionStore(engine)
     app.extensions[STORE_KEY] = sessions
     rng = random.Random(seed)

@@ -212,3 +212,17 @@ def test_switching_tasks_reuses_one_engine_with_fresh_state() -> None:
             env.close()
         assert env._game is None
     assert traces[0] == traces[1] and traces[0][1]
+
+
+def test_commands_are_accepted_in_any_casing(env: ALFWorldEnv) -> None:
+    _, info = env.reset(options={"split": "easy", "task_index": 0})
+    twin = ALFWorldEnv(size="small")
+    try:
+        twin.reset(options={"split": "easy", "task_index": 0})
+        for command in ("look", info["privileged"]["expert_action"]):
+            shouted = command.upper() if command != "look" else "Look"
+            a, b = env.step(command), twin.step(shouted)
+            assert b[4]["action_valid"] is True
+            assert a[:4] == b[:4] and _world(env) == _world(twin)
+    finally:
+        twin.close()

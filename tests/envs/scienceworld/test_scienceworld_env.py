@@ -207,3 +207,59 @@ def test_bad_kwargs() -> None:
         gym.make("sdgym/ScienceWorld-v0", admissible_actions="sometimes")
     with pytest.raises(ValueError, match="simplification"):
         gym.make("sdgym/ScienceWorld-v0", simplifications="fly")
+
+
+def test_a_stopped_jvm_misses_the_deadline_and_is_replaced(caplog) -> None:
+    """SIGSTOP hangs the JVM: the step returns after the call deadline on a new JVM with the
+    episode replayed, in one warning (py4j's tracebacks silenced)."""
+    import logging
+    import os
+    import signal
+    import threading
+
+    env = gym.make("sdgym/ScienceWorld-v0", task_names=["find-non-living-thing"],
+                   call_timeout_s=15.0)
+    try:
+        _, info = reset_to(env, "find-non-living-thing", 0)
+        gold = info["privileged"]["gold_plan_from_start"]
+        env.step(gold[0])
+        old = env.unwrapped.simulator.jvm
+        os.kill(old.pid, signal.SIGSTOP)
+        result: list = []
+        with caplog.at_level(logging.DEBUG), pytest.warns(RuntimeWarning) as warned:
+            worker = threading.Thread(target=lambda: result.append(env.step(gold[1])))
+            worker.start()
+            worker.join(120)  # a generous bound on the test, not a timed assertion
+        assert result, "step() blocked past its deadline"
+        _, _, _, _, info = result[0]
+        assert info["engine_restarted"] is True and info["action_valid"]
+        assert [str(w.message) for w in warned if "did not answer within 15 s" in str(w.message)]
+        assert not [r for r in caplog.records if "py4j" in r.pathname and r.exc_info]
+        assert old.process.poll() is not None and env.unwrapped.jvm_pid() != old.pid
+        for action in gold[2:]:
+            _, _, terminated, _, info = env.step(action)
+        assert terminated and info["won"]
+    finally:
+        env.close()
+
+
+def test_close_during_a_blocked_step_starts_no_new_jvm() -> None:
+    import os
+    import signal
+    import threading
+
+    env = gym.make("sdgym/ScienceWorld-v0", task_names=["find-non-living-thing"],
+                   call_timeout_s=30.0)
+    _, info = reset_to(env, "find-non-living-thing", 0)
+    old = env.unwrapped.simulator.jvm
+    os.kill(old.pid, signal.SIGSTOP)
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(env.step("look around")))
+    worker.start()
+    worker.join(0.5)
+    env.close()  # kills the stopped JVM: the blocked call breaks now, not after 30 s
+    worker.join(60)
+    assert result, "the blocked step did not end when the env closed"
+    observation, _, terminated, _, _ = result[0]
+    assert terminated and "crashed" in observation
+    assert env.unwrapped.simulator.jvm is None and old.process.poll() is not None

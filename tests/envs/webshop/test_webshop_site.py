@@ -250,3 +250,22 @@ def test_search_payloads_are_escaped_in_the_page(app, payload: str) -> None:
     document = client.get(f"/{session_id}/").get_data(as_text=True)
     assert html.escape(payload) in document, "the refused target is echoed, escaped"
     assert "<script>alert" not in document and "<b>bold</b>" not in document
+
+
+def test_oversized_bodies_and_queries_are_refused_unchanged(app) -> None:
+    from sdgym.envs.webshop.site import MAX_REQUEST_BYTES
+
+    client = app.test_client()
+    session_id = _start(client, 0)
+    store = app.extensions[STORE_KEY]
+    before = store.get(session_id).state
+    response = client.post(f"/{session_id}/search", data={"search_query": "rug " * 5_000_000})
+    assert response.status_code == 413  # 20 MB: refused before it is read
+    assert store.get(session_id).actions == 0
+    long_query = "rug " * 600  # 2,400 characters: fits the body limit, not the action limit
+    assert len(f"search[{long_query}]".encode()) * 3 < MAX_REQUEST_BYTES
+    document = _act(client, session_id, f"search[{long_query}]")
+    assert 'class="error"' in document and "limit is 2048" in store.get(session_id).error
+    assert store.get(session_id).state == before
+    document = _act(client, session_id, "search[rug]")
+    assert store.get(session_id).error is None and store.get(session_id).state != before
