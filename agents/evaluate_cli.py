@@ -3,6 +3,11 @@
 ``eval`` samples at a low temperature with privileged info hidden and prints success and score
 over rollout seeds; ``rollout`` samples at temperature 1 and writes every turn-row. Both write
 trajectories as JSON lines (prompts, responses, rewards, validity; never privileged info).
+
+``--backend hf`` (default) runs a local model folder; ``--backend openai --base-url URL --model
+NAME`` samples from an OpenAI-compatible server: ``--openai-api chat`` (default) sends each turn's
+messages to ``/chat/completions`` (the server applies its chat template), ``--openai-api
+completions`` renders prompts with a local tokenizer (``--tokenizer``) and calls ``/completions``.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
 
 
@@ -18,7 +24,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", required=True, help="env id, e.g. SearchQA-v0")
     parser.add_argument("--model", default="tiny",
                         help="model folder (offline), a shipped warm start (e.g. searchqa-easy-sft), "
-                             "or 'tiny' for a freshly built tiny model")
+                             "or 'tiny' for a freshly built tiny model; with --backend openai: the "
+                             "model name the server serves")
+    parser.add_argument("--backend", choices=BACKENDS, default="hf",
+                        help="hf: a local transformers model; openai: an OpenAI-compatible server")
+    parser.add_argument("--base-url", default=None,
+                        help="openai backend: API root, e.g. http://127.0.0.1:8000/v1 "
+                             "(default $OPENAI_BASE_URL); the key comes from $OPENAI_API_KEY")
+    parser.add_argument("--openai-api", choices=("chat", "completions"), default="chat",
+                        help="openai backend: /chat/completions (server-side chat template) or "
+                             "/completions (prompts rendered here with --tokenizer)")
+    parser.add_argument("--tokenizer", default=None,
+                        help="openai completions mode: tokenizer folder or shipped warm start "
+                             "whose chat template renders the prompts")
+    parser.add_argument("--request-timeout", type=float, default=60.0,
+                        help="openai backend: seconds per HTTP request")
+    parser.add_argument("--max-retries", type=int, default=2,
+                        help="openai backend: retries after a connection error, timeout or 5xx")
     parser.add_argument("--split", default="test")
     parser.add_argument("--episodes", type=int, default=16, help="tasks per rollout seed")
     parser.add_argument("--seeds", type=int, default=8, help="rollout seeds")
@@ -31,25 +53,68 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "max_admissible); a shipped warm start's own limits are the default")
 
 
+BACKENDS = ("hf", "openai")
+
+
+def policy_backend(args: argparse.Namespace):
+    """``(backend, tokenizer or None)`` for ``--backend`` (see the module docstring)."""
+    from agents.tiny_model import build_tiny_model, load_tiny_model
+    from agents.warm_starts import resolve_model
+
+    if args.backend == "openai":
+        from transformers import AutoTokenizer
+
+        from agents.backends.openai_http import OpenAICompatBackend
+
+        tokenizer = None
+        if args.openai_api == "completions":
+            if not args.tokenizer:
+                raise ValueError("--openai-api completions renders prompts here: give --tokenizer "
+                                 "(a tokenizer folder or shipped warm start), or use "
+                                 "--openai-api chat")
+            tokenizer = AutoTokenizer.from_pretrained(resolve_model(args.tokenizer))
+        backend = OpenAICompatBackend(args.base_url, args.model, api=args.openai_api,
+                                      tokenizer=tokenizer, timeout=args.request_timeout,
+                                      max_retries=args.max_retries)
+        return backend, tokenizer
+    from agents.backends.hf import HFBackend
+
+    if "://" in args.model:
+        raise ValueError(f"--model {args.model!r} is a URL: for a server use --backend openai "
+                         "--base-url URL --model NAME")
+    model_dir = build_tiny_model() if args.model == "tiny" else Path(resolve_model(args.model))
+    model, tokenizer = load_tiny_model(model_dir)
+    return HFBackend(model, tokenizer), tokenizer
+
+
 def run(args: argparse.Namespace, temperature: float) -> int:
+    """Roll the policy out, print the summary, write the trajectories (a failing server: a
+    one-line error naming it, exit status 1)."""
+    from agents.backends.openai_http import OpenAIHTTPError
+
+    try:
+        return _run(args, temperature)
+    except OpenAIHTTPError as error:
+        print(f"error: {args.command} --backend openai: {error}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace, temperature: float) -> int:
     """Roll the policy out, print the summary, write the trajectories."""
     from rich.console import Console
 
     from agents.backends.base import SamplingParams, render_chat
-    from agents.backends.hf import HFBackend
     from agents.panel import evaluate_on_panel, task_panel
-    from agents.prompts import PromptLimits
+    from agents.prompts import PromptLimits, student_messages
     from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine
-    from agents.tiny_model import build_tiny_model, load_tiny_model
-    from agents.warm_starts import resolve_model, shipped_prompt_limits
+    from agents.warm_starts import shipped_prompt_limits
     from sdgym.cli import parse_env_kwargs
 
     env_id = args.env if args.env.startswith("sdgym/") else f"sdgym/{args.env}"
-    model_dir = build_tiny_model() if args.model == "tiny" else Path(resolve_model(args.model))
-    model, tokenizer = load_tiny_model(model_dir)
-    limits = dict(shipped_prompt_limits(args.model))
+    backend, tokenizer = policy_backend(args)
+    limits = dict(shipped_prompt_limits(args.model if args.backend == "hf" else args.tokenizer
+                                        or args.model))
     limits.update(parse_env_kwargs(args.prompt_limit))
-    backend = HFBackend(model, tokenizer)
     engine = RolloutEngine(
         RolloutConfig(env_id, parse_env_kwargs(args.env_kwarg), args.episodes, 1,
                       hide_privileged=True, prompt_limits=PromptLimits.from_dict(limits)),
@@ -59,7 +124,9 @@ def run(args: argparse.Namespace, temperature: float) -> int:
 
     def keep_rows(seed: int, batch: RolloutBatch) -> None:
         records.extend({"rollout_seed": seed, "task_id": r.task_id, "traj_id": r.traj_id,
-                        "turn": r.turn, "prompt": tokenizer.decode(r.prompt_ids),
+                        "turn": r.turn, **({"prompt": tokenizer.decode(r.prompt_ids)}
+                                           if r.prompt_ids else
+                                           {"messages": student_messages(r.public)}),
                         "response": r.response_text, "reward": r.reward,
                         "action_valid": r.action_valid, "done": r.done, "score": r.score,
                         "won": r.won} for r in batch.rows)

@@ -104,7 +104,7 @@ def clip_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
 
 
-_SAME_AS_TASK = "(the task text above)"
+SAME_AS_TASK = "(the task text above)"
 """Stands in for an observation that repeats the task text (the first observation), which keeps
 prompts short without hiding anything."""
 
@@ -116,9 +116,9 @@ def _user_text(turn: PublicTurn) -> str:
     if turn.history:
         parts.append("Recent history:")
         for observation, action in turn.history:
-            shown = _SAME_AS_TASK if observation == turn.task else clip_text(observation, history_chars)
+            shown = SAME_AS_TASK if observation == turn.task else clip_text(observation, history_chars)
             parts.append(f"Observation: {shown}\nAction: {action}")
-    current = _SAME_AS_TASK if turn.observation == turn.task else clip_text(
+    current = SAME_AS_TASK if turn.observation == turn.task else clip_text(
         turn.observation, observation_chars)
     parts.append(f"Current observation: {current}")
     if turn.admissible_actions:

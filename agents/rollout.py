@@ -184,9 +184,12 @@ class RolloutEngine:
                             current[i], config.prompt_limits)
                 for i in indices
             ]
-            prompts = [self.render(self.messages(t, current[i])) for t, i in zip(turns, indices)]
+            conversations = [self.messages(t, current[i]) for t, i in zip(turns, indices)]
+            chat = self.backend.wants_messages  # a chat endpoint renders the template itself
+            prompts = [] if chat else [self.render(m) for m in conversations]
             tick, cpu = time.perf_counter(), time.process_time()
-            generations = self.backend.generate(prompts, params)
+            generations = (self.backend.chat(conversations, params) if chat
+                           else self.backend.generate(prompts, params))
             batch.timings["generation"] += time.perf_counter() - tick
             batch.timings["generation_cpu"] += time.process_time() - cpu
             actions = [""] * self.num_envs

@@ -1,24 +1,82 @@
 """Run logging: JSON lines always, TensorBoard when installed, Weights & Biases when asked for, and an
-optional progress bar."""
+optional progress bar.
+
+``metrics.jsonl`` keeps the trainer's own keys. TensorBoard and W&B get every finite scalar under
+one of four tag groups (:func:`scalar_tags`): ``train/`` (rollout outcomes, loss terms, gradient
+norm), ``val/`` (validation), ``cost/`` (per-phase wall and CPU seconds, token counts) and
+``head/`` (the teacher head's own numbers, its teacher statistics included).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 METRICS_FILE = "metrics.jsonl"
 
+TAG_GROUPS: tuple[str, ...] = ("train", "val", "cost", "head")
+"""The tag groups every logged scalar falls under."""
+
+COST_GROUPS: dict[str, str] = {
+    "phase_seconds": "cost/seconds", "phase_cpu_seconds": "cost/cpu_seconds",
+    "tokens": "cost/tokens"}
+"""Nested cost records of a step → their tag prefix."""
+
+_NOTICES: set[str] = set()
+
+
+def notice_once(text: str) -> None:
+    """Print ``text`` to stderr once per process (a missing optional logger, say)."""
+    if text not in _NOTICES:
+        _NOTICES.add(text)
+        print(text, file=sys.stderr, flush=True)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def scalar_tags(metrics: dict[str, Any]) -> dict[str, float]:
+    """A step's metrics as ``{tag: value}``, every tag in one of :data:`TAG_GROUPS`.
+
+    ``phase_seconds`` / ``phase_cpu_seconds`` / ``tokens`` (dicts) become ``cost/seconds/<phase>``,
+    ``cost/cpu_seconds/<phase>``, ``cost/tokens/<kind>``; ``teacher/x`` becomes
+    ``head/teacher/x``; keys without a group (``loss``, ``kl``, ``grad_norm``, …) go under
+    ``train/``. Non-finite and non-numeric values are left out.
+    """
+    tags: dict[str, float] = {}
+    for key, value in metrics.items():
+        if key in COST_GROUPS and isinstance(value, dict):
+            for name, number in value.items():
+                if _finite(number):
+                    tags[f"{COST_GROUPS[key]}/{name}"] = float(number)
+            continue
+        if not _finite(value):
+            continue
+        group = key.split("/", 1)[0] if "/" in key else None
+        if group == "teacher":
+            tag = f"head/{key}"
+        elif group in TAG_GROUPS:
+            tag = key
+        else:
+            tag = f"train/{key}"
+        tags[tag] = float(value)
+    return tags
+
 
 class RunLog:
     """Writes ``metrics.jsonl`` (one object per step or event) in ``run_dir``."""
 
     def __init__(self, run_dir: Path, progress: bool = False, total: int | None = None,
-                 wandb: dict[str, Any] | None = None) -> None:
+                 wandb: dict[str, Any] | None = None, tensorboard: bool = True) -> None:
         """``wandb``: ``None`` (off) or ``wandb.init`` keyword arguments (``project`` at least;
-        ``mode`` defaults to ``"offline"``, so nothing leaves the machine unless asked)."""
+        ``mode`` defaults to ``"offline"``, so nothing leaves the machine unless asked).
+        ``tensorboard``: write event files under ``run_dir/tensorboard`` (a one-line notice on
+        stderr, once per process, where the ``tensorboard`` package is missing)."""
         self.path = Path(run_dir) / METRICS_FILE
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._bar = None
@@ -26,13 +84,7 @@ class RunLog:
             from tqdm.auto import tqdm
 
             self._bar = tqdm(total=total, desc=Path(run_dir).as_posix()[-40:], unit="step")
-        self._tensorboard = None
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self._tensorboard = SummaryWriter(str(Path(run_dir) / "tensorboard"))
-        except Exception:  # tensorboard is optional
-            self._tensorboard = None
+        self._tensorboard = self._tensorboard_writer(Path(run_dir)) if tensorboard else None
         self._wandb = None
         if wandb is not None:
             try:
@@ -43,6 +95,16 @@ class RunLog:
             settings = {"mode": "offline", "dir": str(run_dir), **wandb}
             self._wandb = wandb_module.init(**settings)
 
+    @staticmethod
+    def _tensorboard_writer(run_dir: Path):
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError as error:  # tensorboard is optional: say so, once
+            notice_once(f"note: TensorBoard logging is off ({error}); "
+                        "pip install tensorboard (or 'sdgym[train]') to get event files")
+            return None
+        return SummaryWriter(str(run_dir / "tensorboard"))
+
     def _write(self, record: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, default=float) + "\n")
@@ -50,8 +112,7 @@ class RunLog:
     def step(self, step: int, metrics: dict[str, Any]) -> None:
         """Log one step's metrics."""
         self._write({"step": step, "time": time.time(), **metrics})
-        scalars = {key: value for key, value in metrics.items()
-                   if isinstance(value, (int, float)) and math.isfinite(value)}
+        scalars = scalar_tags(metrics)
         if self._tensorboard is not None:
             for key, value in scalars.items():
                 self._tensorboard.add_scalar(key, value, step)

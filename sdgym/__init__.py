@@ -18,6 +18,19 @@ __all__ = [
     "TextEnv",
     "UnicodeText",
     "register_envs",
+    "wrappers",
 ]
+
+_LAZY_SUBMODULES = ("wrappers",)
+
+
+def __getattr__(name: str):
+    """``sdgym.wrappers`` without an explicit import, loaded on first use (keeps the import light)."""
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"sdgym.{name}")
+    raise AttributeError(f"module 'sdgym' has no attribute {name!r}")
+
 
 register_envs()

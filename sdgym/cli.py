@@ -39,15 +39,6 @@ def _entry(env_id: str) -> EnvEntry:
     raise SystemExit(f"error: unknown environment {env_id!r}; known: {known}")
 
 
-def _task_counts(entry: EnvEntry, kwargs: dict[str, Any]) -> str:
-    env = gym.make(entry.env_id, **kwargs)
-    try:
-        core = env.unwrapped
-        return ", ".join(f"{split} {core.task_count(split)}" for split in core.splits)
-    finally:
-        env.close()
-
-
 def env_kwargs_for(entry: EnvEntry, pairs: Sequence[str]) -> dict[str, Any]:
     """``gym.make`` kwargs for ``entry`` from ``KEY=VALUE`` (every env) and ``ID:KEY=VALUE`` pairs.
 
@@ -65,35 +56,61 @@ def env_kwargs_for(entry: EnvEntry, pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def command_list(args: argparse.Namespace) -> int:
-    """Print the registered environments, their extras, splits and task counts."""
+    """Print the registered environments, their extras, splits and task counts.
+
+    Counts come from the cache (:mod:`sdgym.task_counts`); ``--counts`` builds each installed env
+    once to count (and cache) them. The id column never wraps or truncates: it is what users copy.
+    """
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title="sdgym environments")
-    for column in ("id", "extra", "installed", "splits (tasks)", "description"):
-        table.add_column(column)
+    table.add_column("id", no_wrap=True, min_width=max(len(e.env_id) for e in ENVIRONMENTS))
+    table.add_column("extra", no_wrap=True)
+    table.add_column("installed", overflow="fold")
+    table.add_column("splits (tasks)", overflow="fold")
+    table.add_column("description", overflow="fold")
+    missing_counts = False
     for entry in ENVIRONMENTS:
-        kwargs = env_kwargs_for(entry, args.env_kwarg)
-        ready = entry.installed() and implemented(entry)
         if not implemented(entry):
             status, counts = "not in this build", "-"
         elif not entry.installed():
             status, counts = f"no: pip install 'sdgym[{entry.extra}]'", "-"
         else:
-            status = "yes"
-            try:
-                counts = _task_counts(entry, kwargs) if args.counts else "(use --counts)"
-            except Exception as error:  # a broken engine must not hide the other envs
-                counts = f"error: {error}"
-        table.add_row(entry.env_id, entry.extra, status, counts if ready else "-", entry.description)
-    Console().print(table)
+            kwargs = env_kwargs_for(entry, args.env_kwarg)
+            status, counts = "yes", _counts_cell(entry, kwargs, args.counts)
+            missing_counts |= counts is None
+        table.add_row(entry.env_id, entry.extra, status, counts or "-", entry.description)
+    console = Console()
+    console.print(table)
+    if missing_counts:
+        console.print("task counts: `sdgym list --counts` (builds each engine once, then cached)")
     return 0
 
 
+def _counts_cell(entry: EnvEntry, kwargs: dict[str, Any], mode: str) -> str | None:
+    """The "splits (tasks)" cell: counted (``mode="count"``) or cached; ``None`` if not cached."""
+    from sdgym.task_counts import cached_task_counts, count_tasks, format_counts
+
+    if mode == "none":
+        return "-"
+    try:
+        found = count_tasks(entry.env_id, kwargs) if mode == "count" else cached_task_counts(
+            entry.env_id, kwargs)
+    except Exception as error:  # a broken engine must not hide the other envs
+        return f"error: {error}"
+    return None if found is None else format_counts(found)
+
+
 def command_play(args: argparse.Namespace) -> int:
-    """Play an environment in the terminal (``:expert`` shows the expert's next action)."""
+    """Play an environment in the terminal (``:expert`` shows the expert's next action).
+
+    Env text (observations, actions, privileged facts) goes through ``rich.text.Text``, so it shows
+    verbatim: WebShop's ``click[...]`` and any other ``[...]`` or ``:name:`` are not read as markup.
+    """
     from rich.console import Console
     from rich.panel import Panel
+    from rich.text import Text
 
     console = Console()
     entry = _entry(args.env_id)
@@ -104,13 +121,15 @@ def command_play(args: argparse.Namespace) -> int:
     try:
         observation, info = env.reset(seed=args.seed, options=options)
         total = 0.0
-        console.print(f"[bold]{entry.env_id}[/] task {info['task_id']} ({info['task_type']})")
+        heading = f" task {info['task_id']} ({info['task_type']})"
+        console.print(Text.assemble((entry.env_id, "bold"), heading))
         while True:
-            console.print(Panel(observation, title="observation"))
+            console.print(Panel(Text(observation), title="observation"))
             if info.get("admissible_actions"):
-                console.print("[dim]admissible:[/] " + " | ".join(info["admissible_actions"]))
+                admissible = " | ".join(info["admissible_actions"])
+                console.print(Text.assemble(("admissible: ", "dim"), admissible))
             if args.show_privileged and "privileged" in info:
-                console.print(Panel(str(info["privileged"].get("text")), title="privileged"))
+                console.print(Panel(Text(str(info["privileged"].get("text"))), title="privileged"))
             try:
                 action = input("> ")
             except EOFError:
@@ -119,14 +138,15 @@ def command_play(args: argparse.Namespace) -> int:
             if action.strip() in (":q", ":quit"):
                 return 0
             if action.strip() == ":expert":
-                console.print(f"expert: {info.get('privileged', {}).get('expert_action')}")
+                expert = info.get("privileged", {}).get("expert_action")
+                console.print(Text(f"expert: {expert}"))
                 continue
             observation, reward, terminated, truncated, info = env.step(action)
             total += float(reward)
             valid = "" if info["action_valid"] else " [red](invalid action)[/]"
             console.print(f"reward {reward:+.3f}  return {total:.3f}  score {info['score']:.3f}{valid}")
             if terminated or truncated:
-                console.print(Panel(observation, title="final observation"))
+                console.print(Panel(Text(observation), title="final observation"))
                 outcome = "won" if info["won"] else ("truncated" if truncated else "lost")
                 console.print(f"[bold]episode over: {outcome}, score {info['score']:.3f}[/]")
                 return 0
@@ -162,8 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     listing = commands.add_parser("list", help="list environments, extras, splits and task counts")
-    listing.add_argument("--no-counts", dest="counts", action="store_false",
-                         help="skip making each env to count its tasks")
+    listing.add_argument("--counts", dest="counts", action="store_const", const="count",
+                         default="cached",
+                         help="make each installed env to count its tasks (slow), and cache them")
+    listing.add_argument("--no-counts", dest="counts", action="store_const", const="none",
+                         help="show no task counts, not even cached ones")
     listing.add_argument("--env-kwarg", action="append", default=[], metavar="[ID:]KEY=VALUE",
                          help="keyword for gym.make, for every env or for ID only (repeatable)")
     listing.set_defaults(handler=command_list)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -43,17 +44,54 @@ def test_parse_env_kwargs() -> None:
         parse_env_kwargs(["novalue"])
 
 
-def test_list_shows_ids_extras_and_task_counts(capsys, monkeypatch) -> None:
+def test_list_counts_on_request_and_caches_them(capsys, monkeypatch) -> None:
     from sdgym.envs.searchqa.dataset import generated_dataset
 
     monkeypatch.setenv("COLUMNS", "400")
-    assert main(["list", "--env-kwarg", "SearchQA-v0:size=tiny", "--env-kwarg", "webshop:size=tiny"]) == 0
+    kwargs = ["--env-kwarg", "SearchQA-v0:size=tiny", "--env-kwarg", "webshop:size=tiny"]
+    assert main(["list", "--counts", *kwargs]) == 0
     out = capsys.readouterr().out
     for env_id in ("ALFWorld-v0", "ScienceWorld-v0", "SearchQA-v0", "WebShop-v0"):
         assert env_id in out
     expected = len(generated_dataset(0, "tiny").questions["test"])
     assert f"test {expected}" in out
     assert "unexpected keyword" not in out
+    assert main(["list", *kwargs]) == 0  # now from the cache
+    assert f"test {expected}" in capsys.readouterr().out
+    assert main(["list", "--env-kwarg", "SearchQA-v0:size=small"]) == 0  # other settings: not cached
+    assert "sdgym list --counts" in capsys.readouterr().out
+
+
+LIST_PROBE = """
+import sys
+import gymnasium
+def refuse(*args, **kwargs):
+    raise AssertionError("sdgym list made an env")
+gymnasium.make = refuse
+from sdgym.cli import main
+main(["list", "--env-kwarg", "SearchQA-v0:size=tiny"])
+print("LOADED", sorted(m for m in sys.modules if m.split(".")[0] in {heavy}))
+"""
+
+
+def test_list_builds_no_engine_and_keeps_ids_whole_at_80_columns(tmp_path, monkeypatch) -> None:
+    from sdgym.envs.searchqa.dataset import generated_dataset
+    from sdgym.task_counts import count_tasks
+
+    monkeypatch.setenv("SDGYM_CACHE", str(tmp_path))
+    count_tasks("sdgym/SearchQA-v0", {"size": "tiny"})  # what an earlier `list --counts` stored
+    result = subprocess.run(
+        [sys.executable, "-c", LIST_PROBE.format(heavy=set(HEAVY_MODULES))],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "80"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "LOADED []" in result.stdout  # no engine made, no engine dependency imported
+    for line in result.stdout.splitlines()[:-1]:
+        assert len(line) <= 80, line
+    for env_id in ("sdgym/ALFWorld-v0", "sdgym/ScienceWorld-v0", "sdgym/SearchQA-v0",
+                   "sdgym/WebShop-v0"):
+        assert env_id in result.stdout  # whole, on one line: what users copy
+    assert f"test {len(generated_dataset(0, 'tiny').questions['test'])}" in result.stdout
 
 
 def test_play_runs_an_episode_from_stdin() -> None:
@@ -80,3 +118,69 @@ def test_play_exits_cleanly_on_end_of_input_and_bad_split() -> None:
     bad = subprocess.run(base + ["--split", "nope"], input="", capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode == 2 and "unknown split" in bad.stderr
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+
+
+class Terminal:
+    """``sdgym play`` on a pseudo-terminal (what a person sees), read until a pattern appears."""
+
+    def __init__(self, argv: list[str], columns: int = 200) -> None:
+        import fcntl
+        import pty
+        import struct
+        import termios
+
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+        self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
+                                        env={**env, "TERM": "xterm-256color"}, close_fds=True)
+        os.close(slave)
+        self.seen = ""
+
+    def read_until(self, pattern: str, timeout: float = 90.0) -> re.Match:
+        import select
+        import time
+
+        deadline = time.monotonic() + timeout
+        while (match := re.search(pattern, self.seen)) is None:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {pattern!r} on the terminal; it shows:\n{self.seen[-3000:]}"
+            if select.select([self.master], [], [], left)[0]:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                assert chunk, f"play ended before {pattern!r}:\n{self.seen[-3000:]}"
+                self.seen += ANSI.sub("", chunk.decode("utf-8", "replace"))
+        return match
+
+    def type(self, line: str) -> None:
+        os.write(self.master, (line + "\n").encode())
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+        os.close(self.master)
+
+
+def test_play_on_a_terminal_shows_actions_and_expert_verbatim() -> None:
+    terminal = Terminal([sys.executable, "-m", "sdgym.cli", "play", "WebShop-v0", "--split", "test",
+                         "--task-index", "0", "--show-privileged", "--env-kwarg", "size=tiny"])
+    try:
+        terminal.read_until(r"admissible: search\[<query>\]")
+        terminal.read_until(r"> $")
+        terminal.type(":expert")
+        expert = terminal.read_until(r"expert: (search\[[^\]\n]+\])\n").group(1)
+        terminal.type(expert)
+        terminal.read_until(r"admissible: click\[back to search\] \| click\[next >\] \| click\[\w+\]")
+        terminal.read_until(r"> $")
+        terminal.type(":expert")
+        terminal.read_until(r"expert: click\[\w+\]\n")
+        terminal.type(":q")
+        assert terminal.process.wait(timeout=60) == 0
+    finally:
+        terminal.close()

@@ -72,7 +72,20 @@ class Generation:
 
 
 class PolicyBackend(ABC):
-    """A text policy that samples responses and scores given responses."""
+    """A text policy that samples responses and scores given responses.
+
+    A backend whose server renders the chat template itself (an OpenAI-compatible
+    ``/chat/completions`` endpoint) sets :attr:`wants_messages` and implements :meth:`chat`; the
+    rollout engine then sends it the turn's messages instead of rendered prompts.
+    """
+
+    wants_messages: bool = False
+    """Whether :meth:`chat` (messages in) should be called instead of :meth:`generate`."""
+
+    def chat(self, conversations: Sequence[Sequence[Mapping[str, str]]],
+             params: SamplingParams) -> list[Generation]:
+        """One response per conversation (only for backends with :attr:`wants_messages`)."""
+        raise NotImplementedError(f"{type(self).__name__} takes rendered prompts, not messages")
 
     @abstractmethod
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Generation]:

@@ -45,6 +45,15 @@ def _token_ids_from_strings(tokens: Sequence[str] | None) -> list[int] | None:
     return ids
 
 
+def _reason(error: Exception) -> str:
+    """The innermost reason of a ``requests`` connection error (e.g. "Connection refused")."""
+    text = str(error)
+    for marker in ("] ", "Errno"):
+        if marker in text:
+            text = text.rsplit(marker, 1)[-1]
+    return " ".join(text.rstrip(")'\"").split())[:160]
+
+
 class OpenAICompatBackend(PolicyBackend):
     """Sample from an OpenAI-compatible server over HTTP.
 
@@ -62,7 +71,12 @@ class OpenAICompatBackend(PolicyBackend):
         concurrency: Number of requests in flight at once.
         extra_body: Extra JSON fields for every request (e.g. vLLM's
             ``{"return_tokens_as_token_ids": True}``).
+        api: ``"completions"`` (the rollout engine renders prompts with a local chat template
+            and calls ``/completions``) or ``"chat"`` (it sends the turn's messages to
+            ``/chat/completions`` and the server applies its template: chat-only servers).
     """
+
+    APIS = ("completions", "chat")
 
     def __init__(
         self,
@@ -77,7 +91,11 @@ class OpenAICompatBackend(PolicyBackend):
         tokenizer: Any = None,
         concurrency: int = 8,
         extra_body: Mapping[str, Any] | None = None,
+        api: str = "completions",
     ) -> None:
+        if api not in self.APIS:
+            raise ValueError(f"api must be one of {self.APIS}, got {api!r}")
+        self.api = api
         base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         if not base_url:
             raise ValueError("base_url is required (or set OPENAI_BASE_URL)")
@@ -92,6 +110,11 @@ class OpenAICompatBackend(PolicyBackend):
         self.concurrency = max(1, concurrency)
         self.extra_body = dict(extra_body or {})
         self._local = threading.local()
+
+    @property
+    def wants_messages(self) -> bool:  # type: ignore[override]
+        """True in ``api="chat"`` mode: the rollout engine sends messages, not prompts."""
+        return self.api == "chat"
 
     # -- HTTP -------------------------------------------------------------------------------
 
@@ -115,18 +138,21 @@ class OpenAICompatBackend(PolicyBackend):
                 time.sleep(min(self.backoff_s * 2 ** (attempt - 1), 30.0))
             try:
                 resp = self._session().post(url, json=dict(body), timeout=self.timeout)
-            except (requests.ConnectionError, requests.Timeout) as err:
-                last_error, last_status = f"{type(err).__name__}: {err}", None
+            except requests.Timeout:
+                last_error, last_status = f"no reply within {self.timeout:g} s (timeout)", None
+                continue
+            except requests.ConnectionError as err:
+                last_error, last_status = f"cannot connect (server down?): {_reason(err)}", None
                 continue
             if resp.status_code == 200:
                 try:
                     return resp.json()
                 except ValueError as err:
                     raise OpenAIHTTPError(
-                        f"POST {url}: reply is not JSON: {resp.text[:200]!r}"
+                        f"POST {url}: malformed reply (not JSON): {resp.text[:200]!r}"
                     ) from err
             last_status = resp.status_code
-            last_error = f"HTTP {resp.status_code}: {resp.text[:500]}"
+            last_error = f"HTTP {resp.status_code}: {' '.join(resp.text[:500].split())}"
             if resp.status_code not in RETRY_STATUS:
                 raise OpenAIHTTPError(f"POST {url} failed: {last_error}", resp.status_code)
         raise OpenAIHTTPError(
@@ -179,8 +205,8 @@ class OpenAICompatBackend(PolicyBackend):
 
         def one(prompt: str) -> Generation:
             body = self._common_body(params) | {"prompt": prompt, "logprobs": 1}
-            choice = self._first_choice(self.post("completions", body))
-            text = choice.get("text") or ""
+            choice = self._first_choice(self.post("completions", body), "text")
+            text = choice["text"]
             lp = choice.get("logprobs") or {}
             tokens = lp.get("tokens")
             logprobs = [float(x) for x in lp.get("token_logprobs") or [] if x is not None]
@@ -212,8 +238,8 @@ class OpenAICompatBackend(PolicyBackend):
                 "messages": [dict(m) for m in messages],
                 "logprobs": True,
             }
-            choice = self._first_choice(self.post("chat/completions", body))
-            text = (choice.get("message") or {}).get("content") or ""
+            choice = self._first_choice(self.post("chat/completions", body), "message")
+            text = choice["message"].get("content") or ""
             content = (choice.get("logprobs") or {}).get("content") or []
             tokens = [c.get("token") for c in content]
             response_ids = _token_ids_from_strings(tokens)
@@ -229,12 +255,15 @@ class OpenAICompatBackend(PolicyBackend):
 
         return self._map(one, list(conversations))
 
-    @staticmethod
-    def _first_choice(reply: Mapping[str, Any]) -> Mapping[str, Any]:
-        choices = reply.get("choices")
-        if not choices:
-            raise OpenAIHTTPError(f"reply has no choices: {str(reply)[:200]}")
-        return choices[0]
+    def _first_choice(self, reply: Any, field: str) -> Mapping[str, Any]:
+        """``choices[0]`` of a reply, checked to hold ``field`` (``text`` or ``message``)."""
+        choices = reply.get("choices") if isinstance(reply, Mapping) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        expected = str if field == "text" else Mapping
+        if not isinstance(choice, Mapping) or not isinstance(choice.get(field), expected):
+            raise OpenAIHTTPError(f"{self.base_url}: malformed reply (no choices[0].{field}): "
+                                  f"{' '.join(str(reply)[:200].split())}")
+        return choice
 
     def score(
         self, prompt_ids: Sequence[Sequence[int]], response_ids: Sequence[Sequence[int]]

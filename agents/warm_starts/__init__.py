@@ -2,7 +2,8 @@
 
 Each one is an ordinary transformers model folder (float16 weights, about 2 MB, plus its
 tokenizer and ``sdgym_warm_start.json``, which records the recipe and the command that rebuilt
-it). Pass its name wherever a model folder is accepted (``model = "searchqa-easy-sft"`` in a
+it), and its prompt format (``sdgym_prompt.json`` and a chat template named ``sdgym``, see
+:mod:`agents.prompt_format`). Pass its name wherever a model folder is accepted (``model = "searchqa-easy-sft"`` in a
 preset, ``sdgym eval --model searchqa-easy-sft``); :func:`resolve_model` maps names to folders.
 
 Rebuild one with the command in its record, e.g.
@@ -16,6 +17,9 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from agents.prompt_format import add_prompt_format
+from agents.prompts import PromptLimits
 
 HERE = Path(__file__).parent
 RECORD_FILE = "sdgym_warm_start.json"
@@ -63,6 +67,9 @@ def export_warm_start(source: Path, target: Path, record: dict[str, Any]) -> Pat
         model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float16)
         model.save_pretrained(staging)
         AutoTokenizer.from_pretrained(source).save_pretrained(staging)
+        config = record.get("config", {})
+        if "env_id" in config:  # the prompt format travels with the model (agents.prompt_format)
+            add_prompt_format(staging, config["env_id"], PromptLimits.from_dict(config.get("prompt")))
         (staging / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n")
         for path in [staging, *staging.iterdir()]:  # mkdtemp's 0700 would follow the folder around
             path.chmod(0o755 if path.is_dir() else 0o644)

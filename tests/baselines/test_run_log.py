@@ -7,7 +7,8 @@ import types
 
 import pytest
 
-from baselines.run_log import RunLog, read_metrics
+from baselines import run_log
+from baselines.run_log import TAG_GROUPS, RunLog, read_metrics, scalar_tags
 
 
 class FakeWandbRun:
@@ -38,8 +39,8 @@ def test_wandb_gets_finite_scalars_per_step_and_is_finished(tmp_path, fake_wandb
     kind, settings = fake_wandb[0]
     assert kind == "init" and settings["project"] == "sdgym-test"
     assert settings["mode"] == "offline" and settings["dir"] == str(tmp_path)  # offline unless asked
-    assert fake_wandb[1:] == [("log", 0, {"val/success": 0.25}),
-                              ("log", 1, {"loss": 0.5, "train/success": 1}), ("finish",)]
+    assert fake_wandb[1:] == [("log", 0, {"val/success": 0.25, "cost/seconds/update": 1.0}),
+                              ("log", 1, {"train/loss": 0.5, "train/success": 1}), ("finish",)]
     assert [r["step"] for r in read_metrics(tmp_path)] == [0, 1]  # JSONL is still written
 
 
@@ -55,3 +56,59 @@ def test_without_wandb_settings_nothing_is_imported(tmp_path, monkeypatch: pytes
     log.step(0, {"loss": 1.0})
     log.close()
     assert read_metrics(tmp_path)[0]["loss"] == 1.0
+
+
+class FakeSummaryWriter:
+    def __init__(self, log_dir: str) -> None:
+        self.log_dir, self.scalars, self.closed = log_dir, [], False
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        self.scalars.append((tag, value, step))
+
+    def close(self) -> None:
+        self.closed = True
+
+
+TRAINER_STEP = {  # the shape of a trainer step record (baselines/trainer.py, learner.py)
+    "loss": 0.5, "policy_loss": 0.4, "kl": 0.01, "entropy": 1.2, "grad_norm": 0.3,
+    "clip_fraction": 0.0, "head/beta": 0.5, "teacher/gap_mean": 0.2, "train/success": 0.25,
+    "val/success": 0.5, "phase_seconds": {"generation": 1.5, "update": 2.0},
+    "phase_cpu_seconds": {"generation": 1.4, "update": 1.9}, "tokens": {"generated": 64},
+    "note": "text", "bad": float("inf"),
+}
+
+
+def test_every_scalar_lands_in_one_of_the_four_tag_groups() -> None:
+    tags = scalar_tags(TRAINER_STEP)
+    assert {tag.split("/")[0] for tag in tags} == set(TAG_GROUPS)
+    assert tags["train/loss"] == 0.5 and tags["train/kl"] == 0.01
+    assert tags["head/beta"] == 0.5 and tags["head/teacher/gap_mean"] == 0.2
+    assert tags["cost/seconds/generation"] == 1.5 and tags["cost/cpu_seconds/update"] == 1.9
+    assert tags["cost/tokens/generated"] == 64.0
+    assert not any(t.endswith(("note", "bad")) for t in tags)
+
+
+def test_tensorboard_gets_grouped_tags_and_phase_timings(tmp_path, monkeypatch) -> None:
+    writers: list[FakeSummaryWriter] = []
+    module = types.ModuleType("torch.utils.tensorboard")
+    module.SummaryWriter = lambda log_dir: writers.append(FakeSummaryWriter(log_dir)) or writers[-1]
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", module)
+    log = RunLog(tmp_path)
+    log.step(3, TRAINER_STEP)
+    log.close()
+    (writer,) = writers
+    assert writer.log_dir == str(tmp_path / "tensorboard") and writer.closed
+    assert ("cost/seconds/update", 2.0, 3) in writer.scalars
+    assert ("train/kl", 0.01, 3) in writer.scalars
+    assert all(tag.split("/")[0] in TAG_GROUPS for tag, _, _ in writer.scalars)
+
+
+def test_missing_tensorboard_is_a_one_line_notice_once(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # `import` fails
+    monkeypatch.setattr(run_log, "_NOTICES", set())
+    for name in ("a", "b"):
+        RunLog(tmp_path / name).close()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install tensorboard" in err
+    RunLog(tmp_path / "c", tensorboard=False).close()
+    assert capsys.readouterr().err == ""

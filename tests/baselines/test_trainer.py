@@ -10,7 +10,7 @@ import torch
 from baselines.checkpoint import load_latest, save_checkpoint
 from baselines.config import available_presets, load_preset
 from baselines.cost import PHASES
-from baselines.run_log import read_metrics
+from baselines.run_log import TAG_GROUPS, read_metrics, scalar_tags
 from baselines.trainer import Trainer
 
 pytest.importorskip("transformers")
@@ -45,6 +45,10 @@ def test_smoke_run_logs_phases_validation_and_summary(tmp_path) -> None:
     assert all(set(PHASES) <= set(r["phase_seconds"]) for r in records)
     assert records[1]["phase_seconds"]["generation"] > 0 and records[1]["phase_seconds"]["update"] > 0
     assert "val/success" in records[2] and "loss" in records[1]
+    tags = scalar_tags({k: v for k, v in records[2].items() if k not in ("step", "time")})
+    assert {t.split("/")[0] for t in tags} <= set(TAG_GROUPS)
+    assert {"train/loss", "val/success", "cost/seconds/update", "cost/cpu_seconds/generation",
+            "cost/tokens/generated"} <= set(tags)
     assert [s for s, _ in summary["validation"]] == [0, 1, 2]
     assert 0.0 <= summary["auc"] <= 1.0 and summary["tokens"]["generated"] > 0
     assert len(final["success_per_seed"]) == 2
