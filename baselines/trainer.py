@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import random
+import time
 from pathlib import Path
 from typing import Any
 

@@ -223,6 +223,10 @@ class HFBackend(PolicyBackend):
         share_prompt_prefill: Run the prompt forward once per *distinct* prompt of a call and
             copy its KV cache to every row that repeats it (a GRPO group's G members share their
             first prompt). The rows still sample independently, from the same generator stream.
+        drop_finished_rows: Stop running the forward for rows that have finished (their KV
+            cache rows are dropped once an eighth of the batch has finished since the last cut).
+            Sampling still draws for the whole batch, so every row gets the tokens it would get
+            without the cut (up to float rounding of the smaller batch's matmuls).
     """
 
     def __init__(
@@ -237,6 +241,7 @@ class HFBackend(PolicyBackend):
         max_batch_size: int | None = None,
         attn_implementation: str | None = None,
         share_prompt_prefill: bool = True,
+        drop_finished_rows: bool = True,
     ) -> None:
         if isinstance(model, (str, Path)):
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -262,6 +267,7 @@ class HFBackend(PolicyBackend):
         self.device = torch.device(device)
         self.max_batch_size = max_batch_size
         self.share_prompt_prefill = share_prompt_prefill
+        self.drop_finished_rows = drop_finished_rows
         self.pad_token_id = self._pad_id(tokenizer)
         self.eos_token_ids = (
             frozenset(eos_token_ids) if eos_token_ids is not None else self._default_eos()
@@ -355,9 +361,10 @@ class HFBackend(PolicyBackend):
         responses: list[list[int]] = [[] for _ in range(batch)]
         logprobs: list[list[float]] = [[] for _ in range(batch)]
         reasons: list[FinishReason | None] = [None] * batch
+        logits = logits_last.float()
+        running = list(range(batch))  # the rows the forward still runs, in cache order
         for step in range(params.max_new_tokens):
-            logits = logits_last.float()
-            tokens = sample_next(logits, params, generator)
+            tokens = sample_next(logits, params, generator)  # the whole batch: one stream
             token_lp = logits.gather(-1, tokens[:, None]).squeeze(-1) - torch.logsumexp(
                 logits, dim=-1
             )
@@ -372,15 +379,24 @@ class HFBackend(PolicyBackend):
                     reasons[row] = "length"
             if all(r is not None for r in reasons):
                 break
-            attention_mask = torch.cat([attention_mask, attention_mask.new_ones(batch, 1)], 1)
+            live = [i for i, row in enumerate(running) if reasons[row] is None]
+            if self.drop_finished_rows and len(live) <= len(running) * 7 // 8:
+                keep = torch.tensor(live, device=self.device)
+                cache.reorder_cache(keep)
+                attention_mask, next_pos = attention_mask[keep], next_pos[keep]
+                running = [running[i] for i in live]
+            rows_now = torch.tensor(running, device=self.device)
+            attention_mask = torch.cat(
+                [attention_mask, attention_mask.new_ones(len(running), 1)], 1)
             out = self.model(
-                input_ids=tokens[:, None],
+                input_ids=tokens[rows_now][:, None],
                 attention_mask=attention_mask,
                 position_ids=next_pos,
                 past_key_values=cache,
                 use_cache=True,
             )
-            logits_last, cache = out.logits[:, -1, :], out.past_key_values
+            cache = out.past_key_values
+            logits[rows_now] = out.logits[:, -1, :].float()
             next_pos = next_pos + 1
         return [
             Generation(

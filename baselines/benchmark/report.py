@@ -28,6 +28,8 @@ from baselines.benchmark.statistics import (
     framing_lines,
     iqm_interval,
     mean_interval,
+    paired,
+    paired_difference,
     score_matrix,
     seed_interval,
 )
@@ -142,6 +144,52 @@ def stability_lines(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     return [line]
 
 
+POWER_TARGETS = {"final": 0.05, "difference": 0.08}
+"""Half-widths the benchmark's panels aim for: each method's test success, and its paired
+difference to GRPO (issue: the main job tells methods apart)."""
+
+
+def _half_width(value: Interval | None) -> float | None:
+    if value is None or value.low is None or value.high is None:
+        return None
+    return (value.high - value.low) / 2
+
+
+def rl_effect_lines(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
+    """Whether RL did something measurable: GRPO against its own warm start (the ``sft-start``
+    row), paired on the same training seeds and test tasks."""
+    parts = []
+    for env_id, rows in sorted(table.items()):
+        grpo, start = rows.get("grpo", {}).get("matrix"), rows.get("sft-start", {}).get("matrix")
+        pair = paired(grpo, start) if grpo is not None and start is not None else None
+        if pair is None:
+            continue
+        difference = paired_difference(*pair)
+        verdict = {1: "better than", -1: "worse than", 0: "not distinguishable from"}[
+            difference.excludes_zero()]
+        parts.append(f"{env_id.split('/')[-1]}: GRPO is {verdict} its warm start, "
+                     f"Δ {difference.fmt(3, signed=True)}")
+    return [f"**RL effect** (paired on the same seeds and tasks): {'; '.join(parts)}."] if parts else []
+
+
+def power_lines(table: dict[str, dict[str, dict[str, Any]]], compared: list[Comparison]) -> list[str]:
+    """The widest intervals of this run against the targets the panel sizes aim for."""
+    finals = [w for rows in table.values() for r in rows.values() if r["kind"] == "train"
+              for w in [_half_width(r["final"])] if w is not None]
+    differences = [w for c in compared for w in [_half_width(c.difference)] if w is not None]
+    if not finals:
+        return []
+    line = (f"**Power**: widest test-success interval ±{max(finals):.3f} (target "
+            f"±{POWER_TARGETS['final']:.2f})")
+    if differences:
+        line += (f"; widest paired difference to GRPO ±{max(differences):.3f} (target "
+                 f"±{POWER_TARGETS['difference']:.2f})")
+    met = max(finals) <= POWER_TARGETS["final"] and (
+        not differences or max(differences) <= POWER_TARGETS["difference"])
+    return [line + (": targets met." if met else ": targets not met; a tie here may be a "
+                    "difference this run is too small to see.")]
+
+
 def write_report(result: dict[str, Any], out: str | Path, title: str) -> Path:
     """Write ``report.md`` and the plots into ``out``; return the report path."""
     out = Path(out)
@@ -152,7 +200,8 @@ def write_report(result: dict[str, Any], out: str | Path, title: str) -> Path:
     measure = next((r["cost_measure"] for rows in table.values() for r in rows.values()
                     if r["kind"] == "train"), CPU_MEASURE)
     lines = [f"# {title}", ""]
-    lines += [f"- {line}" for line in framing_lines(compared, measure) + stability_lines(table)]
+    lines += [f"- {line}" for line in framing_lines(compared, measure) + stability_lines(table)
+              + rl_effect_lines(table) + power_lines(table, compared)]
     lines += [""]
     lines += [f"Intervals: 95%, stratified bootstrap over training seeds × test tasks (rliable); "
               f"Δ is the paired difference to GRPO on the same tasks and seeds. Cost: {measure} "

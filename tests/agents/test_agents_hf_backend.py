@@ -226,6 +226,27 @@ def test_shared_prompt_prefill_gives_the_same_generations(hf_backend: HFBackend,
     _assert_logprobs_match(shared, a)
 
 
+@pytest.mark.parametrize("temperature", [1.0, 0.0])
+def test_dropping_finished_rows_gives_the_same_generations(hf_backend: HFBackend, chat_prompts,
+                                                          temperature: float) -> None:
+    """Rows that stop early leave the forward; every row's tokens, log-probs and finish reason
+    are those of running the whole batch to the end (rows stop at many different steps here)."""
+    prompts = [chat_prompts[i % len(chat_prompts)] for i in range(24)]
+    vocab = hf_backend.model.config.vocab_size
+    params = SamplingParams(max_new_tokens=16, temperature=temperature, seed=3,
+                            stop_token_ids=tuple(range(0, vocab, 9)))
+    cut = HFBackend(hf_backend.model, hf_backend.tokenizer, drop_finished_rows=True)
+    whole = HFBackend(hf_backend.model, hf_backend.tokenizer, drop_finished_rows=False)
+    a, b = cut.generate(prompts, params), whole.generate(prompts, params)
+    lengths = {len(g.response_ids) for g in a}
+    assert len(lengths) >= 3 or temperature == 0, lengths  # rows really finished apart
+    assert [g.response_ids for g in a] == [g.response_ids for g in b]
+    assert [g.finish_reason for g in a] == [g.finish_reason for g in b]
+    for x, y in zip(a, b):
+        assert x.logprobs == pytest.approx(y.logprobs, abs=1e-5)
+    _assert_logprobs_match(cut, a)
+
+
 def test_shared_prompt_forward_gives_the_same_logprobs_and_gradients(hf_backend: HFBackend) -> None:
     """response_logits(share_prompts=True): one forward per distinct prompt, then the responses
     on its copied KV cache; log-probs and parameter gradients equal the plain pass's."""

@@ -63,6 +63,9 @@ def test_matrix_skips_finished_cells_and_records_failures(tmp_path) -> None:
         in report
     sdar = next(x for x in report.splitlines() if x.startswith("| sdar |"))
     assert "| 1 × 40 × 2 |" in sdar and "0.700 [" in sdar and "+0.300 [+" in sdar
+    assert "SearchQA-v0: GRPO is not distinguishable from its warm start, Δ +0.000" in report
+    power = next(x for x in report.splitlines() if "**Power**" in x)
+    assert "(target ±0.05)" in power and "targets not met" in power  # 40 tasks cannot give ±0.05
 
 
 def test_matrix_reruns_cells_made_under_other_settings(tmp_path) -> None:
