@@ -47,8 +47,20 @@ def atomic_directory(target: Path) -> Iterator[Path]:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a sibling temp file and ``os.replace`` (never torn)."""
+    """Write ``text`` to ``path`` through a sibling temp file and ``os.replace`` (never torn).
+
+    The temp file's name is unique, so processes writing the same entry at once never mix bytes:
+    the last ``os.replace`` wins with a whole file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(f".{path.name}.tmp")
-    staging.write_text(text)
-    os.replace(staging, path)
+    handle, staging = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(staging, path)
+    finally:
+        if os.path.exists(staging):
+            os.unlink(staging)
+
+
+class CacheEntryWarning(UserWarning):
+    """A cache entry on disk was unreadable (torn or edited) and is being rebuilt."""
