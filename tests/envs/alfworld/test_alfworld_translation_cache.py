@@ -8,6 +8,7 @@ import io
 import json
 import re
 import warnings
+import zlib
 
 import pytest
 
@@ -95,18 +96,20 @@ def test_key_covers_problem_options_and_engine_version(cache_folder, small_game,
     assert len(paths) == 4
 
 
-@pytest.mark.parametrize("damage", ["truncate", "edit", "empty", "binary"])
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "other_text", "no_header"])
 def test_a_torn_entry_is_rebuilt_with_a_warning_naming_it(cache_folder, small_game,
                                                           damage: str) -> None:
     domain, problem = small_game["pddl_domain"], small_game["pddl_problem"]
     _, sas = translation_cache.translate(domain, problem)
     path = translation_cache.entry_path(domain, problem)
     whole = path.read_bytes()
+    header, _, payload = whole.partition(b"\n")
     broken = {
         "truncate": whole[: len(whole) // 2],
-        "edit": whole.replace(b"begin_variable", b"begin_variablX", 1),
+        "flip": whole[:-40] + bytes([whole[-40] ^ 0xFF]) + whole[-39:],
         "empty": b"",
-        "binary": b"\xff\xfe" + whole[2:],
+        "other_text": header + b"\n" + zlib.compress(sas.replace("begin", "bEgin", 1).encode()),
+        "no_header": payload,
     }[damage]
     path.write_bytes(broken)
     translation_cache.parsed_task.cache_clear()
@@ -170,7 +173,7 @@ def test_observations_are_identical_with_and_without_the_cache(cache_folder, mon
             traces.append(_trace(env, tasks))
         finally:
             env.close()
-    assert any(cache_folder.glob("*.sas"))
+    assert any(cache_folder.glob("*.sas.z"))
     _forget_in_memory()
     speedups._document_model.cache_clear()
     _no_translator(monkeypatch)
