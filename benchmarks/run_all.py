@@ -93,7 +93,7 @@ def _entries(data: dict, run: str) -> dict[str, dict]:
     entries = {}
     for bench in data["benchmarks"]:
         merged = {**bench["stats"], **bench.get("extra_info", {})}
-        extra = {k: round(v, 3) for k, v in merged.items()
+        extra = {k: v if isinstance(v, int) else float(f"{v:.4g}") for k, v in merged.items()
                  if k not in SUMMARY_KEYS and isinstance(v, (int, float))}
         entries[bench["fullname"].removeprefix("benchmarks/")] = {
             "mean": bench["stats"]["mean"], "extra": extra, "run": run}
