@@ -18,21 +18,9 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 RATIOS = [
-    ("ALFWorld: walkthrough replay, sdgym (memoised) vs unmodified engine",
-     "test_alfworld_bench.py::test_walkthrough_steps[sdgym]",
-     "test_alfworld_bench.py::test_walkthrough_steps[raw]"),
-    ("ScienceWorld: sdgym step (admissible off) vs raw scienceworld env.step",
-     "test_scienceworld_bench.py::test_sdgym_step_admissible_off",
-     "test_scienceworld_bench.py::test_raw_scienceworld_env_step"),
-    ("ScienceWorld: sdgym step (admissible on) vs raw scienceworld env.step",
-     "test_scienceworld_bench.py::test_sdgym_step_admissible_on",
-     "test_scienceworld_bench.py::test_raw_scienceworld_env_step"),
     ("Search-QA: 256 batched queries vs 256 single queries (100k passages)",
      "test_searchqa_bench.py::test_bm25_batched_256_queries",
      ("test_searchqa_bench.py::test_bm25_single_queries", 256)),
-    ("Search-QA: bm25s vs Lucene single query (100k passages)",
-     "test_searchqa_bench.py::test_bm25_single_queries",
-     "test_searchqa_bench.py::test_other_backends_single_queries[lucene]"),
     ("WebShop: expert episode without vs with the privileged channel",
      "test_webshop_bench.py::test_expert_episode_steps[plain]",
      "test_webshop_bench.py::test_expert_episode_steps[privileged]"),
@@ -47,6 +35,37 @@ RATIOS = [
        f"test_ray_rollout_bench.py::test_rollout_env_steps[local-{envs}envs]")
       for envs in (8, 32) for n in (1, 2, 4)],
 ]
+
+
+AB_RATIOS = [
+    ("ALFWorld: walkthrough steps, sdgym (memoised) vs unmodified engine (27-receptacle kitchen)",
+     "test_alfworld_bench.py::test_walkthrough_steps", "speedup", ()),
+    ("ALFWorld: first reset of a game whose translation is on disk, sdgym vs unmodified engine",
+     "test_alfworld_bench.py::test_first_reset_from_disk_cache", "speedup", ()),
+    ("ALFWorld: first reset from the disk cache vs a repeated reset (1 = as fast)",
+     "test_alfworld_bench.py::test_first_reset_from_disk_cache", "first_vs_repeat", ()),
+    ("ScienceWorld: sdgym step (admissible off) vs raw scienceworld env.step",
+     "test_scienceworld_bench.py::test_step_ratios_vs_raw_with_py4j_latency",
+     "admissible_off_speedup", ("raw_py4j_call_us_median", "raw_steps_per_s")),
+    ("ScienceWorld: sdgym step (admissible on every step) vs raw scienceworld env.step",
+     "test_scienceworld_bench.py::test_step_ratios_vs_raw_with_py4j_latency",
+     "admissible_on_speedup", ("raw_py4j_call_us_median", "raw_steps_per_s")),
+    ("Search-QA: bm25s vs warm Lucene, single query (100k passages)",
+     "test_searchqa_bench.py::test_bm25_vs_warm_lucene_single_query", "speedup",
+     ("top10_overlap", "lucene_warmup_queries")),
+]
+"""A/B ratios measured inside one benchmark (:mod:`ab_timing`): ``(label, benchmark, prefix of
+its ``<prefix>_median/_min/_max/_rounds`` extras, extras shown beside)``."""
+
+
+def _ab_ratio(entries: dict[str, dict], name: str, prefix: str, beside: tuple[str, ...]) -> str:
+    extra = (entries.get(name) or {}).get("extra", {})
+    if f"{prefix}_median" not in extra:
+        return "not measured here"
+    shown = "".join(f", {key} {extra[key]}" for key in beside if key in extra)
+    return (f"{extra[f'{prefix}_median']:.2f}× ({extra[f'{prefix}_min']:.2f}–"
+            f"{extra[f'{prefix}_max']:.2f}×), median (min–max) of {int(extra[f'{prefix}_rounds'])} "
+            f"A/B rounds{shown} ({entries[name]['run']})")
 
 
 def machine() -> str:
@@ -74,7 +93,7 @@ def _entries(data: dict, run: str) -> dict[str, dict]:
     entries = {}
     for bench in data["benchmarks"]:
         merged = {**bench["stats"], **bench.get("extra_info", {})}
-        extra = {k: round(v, 3) for k, v in merged.items()
+        extra = {k: v if isinstance(v, int) else float(f"{v:.4g}") for k, v in merged.items()
                  if k not in SUMMARY_KEYS and isinstance(v, (int, float))}
         entries[bench["fullname"].removeprefix("benchmarks/")] = {
             "mean": bench["stats"]["mean"], "extra": extra, "run": run}
@@ -94,10 +113,14 @@ def _ratio(entries: dict[str, dict], fast: str | tuple, slow: str | tuple) -> st
 
 def render(entries: dict[str, dict], machine_text: str) -> str:
     """The RESULTS.md text for ``entries``."""
-    lines = ["# Benchmark results", "", f"Machine: {machine_text}. Each ratio compares two benchmarks "
-             "of one run (its date in brackets); `python benchmarks/run_all.py -k EXPR` reruns "
-             "some suites and keeps the others' last numbers.", "",
+    lines = ["# Benchmark results", "", f"Machine: {machine_text}. Rows with A/B rounds alternate "
+             "the two sides inside one benchmark process (both warmed up) and give the median "
+             "(min–max) of the per-round ratios; the other rows compare two benchmarks' means of "
+             "one run. The run's date is in brackets; `python benchmarks/run_all.py -k EXPR` "
+             "reruns some suites and keeps the others' last numbers.", "",
              "## Ratios (measured in the same run)", "", "| comparison | ratio |", "|---|---|"]
+    lines += [f"| {label} | {_ab_ratio(entries, name, prefix, beside)} |"
+              for label, name, prefix, beside in AB_RATIOS]
     lines += [f"| {label} | {_ratio(entries, fast, slow)} |" for label, fast, slow in RATIOS]
     lines += ["", "## All benchmarks (mean seconds per round)", "",
               "| benchmark | mean s | extra | run |", "|---|---|---|---|"]

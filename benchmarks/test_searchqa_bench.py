@@ -1,7 +1,8 @@
 """Search-QA throughput: retrieval queries/s and index build on 100k+ passages, env steps/s.
 
 Ratios are taken against baselines measured in the same run: batched vs one-by-one retrieval,
-and an env search step vs a bare retriever call (the env's overhead).
+an env search step vs a bare retriever call (the env's overhead), and bm25s vs warm Lucene
+(A/B alternating in one process, :mod:`ab_timing`; needs the ``pyserini`` extra).
 Run: ``python -m pytest benchmarks/test_searchqa_bench.py --benchmark-only``.
 """
 
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import statistics
 import tempfile
+import time
 
 import pytest
+from ab_timing import alternate
 
 from sdgym.envs.searchqa.dataset import generated_dataset
 from sdgym.envs.searchqa.env import SearchQAEnv
@@ -71,11 +75,41 @@ def test_env_search_step(benchmark, large) -> None:
     env.close()
 
 
-@pytest.mark.parametrize("backend", ["lucene"])
-def test_other_backends_single_queries(benchmark, large, queries, backend) -> None:
+LUCENE_WARMUP_QUERIES = 2000
+"""Lucene's JIT needs ~1,500 queries to reach its speed (measured); warm-up queries come from
+the train split, the timed ones from the test split."""
+
+
+def test_bm25_vs_warm_lucene_single_query(benchmark, large, retriever, queries) -> None:
+    """Single-query latency, bm25s (sparse scoring, ties by passage id) vs warm Lucene, A/B
+    alternating: each round runs the same 256 real test questions one at a time on each side.
+    Also the top-10 overlap (both break ties by passage id) and exact top-10 agreement."""
     pytest.importorskip("pyserini")
     from sdgym.envs.searchqa.retrieval import shared_retriever
 
-    other = shared_retriever(large.corpus, backend)
-    stream = itertools.cycle(queries)
-    benchmark(lambda: other.search(next(stream), 3))
+    lucene = shared_retriever(large.corpus, "lucene")
+    warmup = [q.question for q in large.questions["train"]]
+    for query in itertools.islice(itertools.cycle(warmup), LUCENE_WARMUP_QUERIES):
+        lucene.search(query, 3)
+        retriever.search(query, 3)
+
+    def per_query(backend) -> float:
+        started = time.perf_counter()
+        for query in queries:
+            backend.search(query, 3)
+        return (time.perf_counter() - started) / len(queries)
+
+    result = alternate(lambda: per_query(retriever), lambda: per_query(lucene), rounds=7)
+    overlaps, identical = [], 0
+    for query in queries:
+        ours = [hit.pid for hit in retriever.search(query, 10)]
+        theirs = [hit.pid for hit in lucene.search(query, 10)]
+        overlaps.append(len(set(ours) & set(theirs)) / max(1, len(theirs)))
+        identical += ours == theirs
+    benchmark.pedantic(per_query, args=(retriever,), rounds=1, iterations=1)
+    benchmark.extra_info.update(**result.summary("speedup"), queries_per_round=len(queries),
+                                lucene_warmup_queries=LUCENE_WARMUP_QUERIES,
+                                top10_overlap=round(statistics.mean(overlaps), 4),
+                                top10_identical=round(identical / len(queries), 4))
+    assert result.median >= 1.0, result.ratios
+    assert statistics.mean(overlaps) >= 0.9, statistics.mean(overlaps)

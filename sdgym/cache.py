@@ -176,9 +176,27 @@ def atomic_directory(target: Path, replace: bool = True) -> Iterator[Path]:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a sibling temp file and ``os.replace`` (never torn)."""
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a sibling temp file and ``os.replace`` (never torn).
+
+    The temp file's name is unique, so processes writing the same entry at once never mix bytes:
+    the last ``os.replace`` wins with a whole file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    staging.write_text(text)
-    os.replace(staging, path)
+    handle, staging = tempfile.mkstemp(prefix=f".{path.name}.tmp-{os.getpid()}@{socket.gethostname()}-",
+                                      dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(staging, path)
+    finally:
+        if os.path.exists(staging):
+            os.unlink(staging)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+class CacheEntryWarning(UserWarning):
+    """A cache entry on disk was unreadable (torn or edited) and is being rebuilt."""

@@ -6,6 +6,8 @@
 * :class:`BM25Retriever` -- bm25s (Lucene-variant BM25, k1=0.9, b=0.4, English stop words, Snowball
   stemming), the embedded default. Its index is cached on disk under the corpus fingerprint and
   built under a file lock, so N processes (async vector envs) build it once and memory-map it.
+  A query is scored on the passages its terms' postings hold (not all N), with bm25s's float32
+  sums, and equal scores are ordered by passage id, as Anserini/Lucene's searcher orders them.
 * :class:`LuceneRetriever` -- Pyserini's Lucene BM25 (optional ``pyserini`` extra), for large
   corpora.
 
@@ -148,6 +150,10 @@ class BM25Retriever:
                 self._build(target)
                 self._model = self._load(target)
         self.index_dir = target
+        self._postings = (np.asarray(self._model.scores["data"]),
+                          np.asarray(self._model.scores["indices"]),
+                          np.asarray(self._model.scores["indptr"]))
+        self._pid_rank = pid_ranks(corpus)
 
     def _load(self, target: Path):
         return self._bm25s.BM25.load(str(target), mmap=True, load_vocab=True, show_progress=False)
@@ -172,16 +178,33 @@ class BM25Retriever:
         with atomic_directory(target) as staging:
             model.save(str(staging), show_progress=False)
 
+    def scores(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(positions, scores)`` of the passages holding any of ``tokens`` (indexed terms;
+        repeats count again), positions ascending: bm25s's ``get_scores`` without the zeros."""
+        data, indices, indptr = self._postings
+        ids = [self._model.vocab_dict[token] for token in tokens]
+        spans = [(int(indptr[i]), int(indptr[i + 1])) for i in ids]
+        if not spans:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=data.dtype)
+        positions, slots = np.unique(
+            np.concatenate([indices[start:end] for start, end in spans]), return_inverse=True)
+        scores = np.zeros(len(positions), dtype=data.dtype)
+        offset = 0
+        for start, end in spans:  # token by token, as bm25s sums (float32, same rounding)
+            scores[slots[offset:offset + end - start]] += data[start:end]
+            offset += end - start
+        return positions, scores
+
     def search(self, query: str, k: int = 3) -> list[Hit]:
         tokens = self.query_tokens(str(query))
         if not tokens:
             return []
-        scores = self._model.get_scores(tokens)
+        positions, scores = self.scores(tokens)
         hits = []
-        for position in top_k_positions(scores, int(k)):
-            if scores[position] > 0:
-                passage = self.corpus[int(position)]
-                hits.append(Hit(passage.pid, passage.title, passage.text, float(scores[position])))
+        for slot in top_k_positions(scores, int(k), self._pid_rank[positions]):
+            if scores[slot] > 0:
+                passage = self.corpus[int(positions[slot])]
+                hits.append(Hit(passage.pid, passage.title, passage.text, float(scores[slot])))
         return hits
 
     def batch_search(self, queries: Sequence[str], k: int = 3) -> list[list[Hit]]:
@@ -190,19 +213,31 @@ class BM25Retriever:
         return [self.search(str(query), k) for query in queries]
 
 
-def top_k_positions(scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` highest ``scores``, best first; ties in position order.
+def pid_ranks(corpus: Corpus) -> np.ndarray:
+    """Each passage's rank in passage-id order (code point order, as Lucene sorts ids)."""
+    order = np.argsort(np.array([passage.pid for passage in corpus], dtype=str), kind="stable")
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order] = np.arange(len(order))
+    return ranks
+
+
+def top_k_positions(scores: np.ndarray, k: int, tie_rank: np.ndarray | None = None) -> np.ndarray:
+    """Positions of the ``k`` highest ``scores``, best first; equal scores ordered by
+    ``tie_rank`` (ascending; default: by position).
 
     Example:
         >>> top_k_positions(np.array([1.0, 3.0, 1.0, 3.0]), 3).tolist()
         [1, 3, 0]
+        >>> top_k_positions(np.array([1.0, 3.0, 1.0, 3.0]), 3, np.array([0, 9, 1, 2])).tolist()
+        [3, 1, 0]
     """
     k = max(0, min(int(k), len(scores)))
     if k == 0:
         return np.zeros(0, dtype=np.int64)
     threshold = scores[np.argpartition(-scores, k - 1)[k - 1]]
     candidates = np.flatnonzero(scores >= threshold)
-    return candidates[np.lexsort((candidates, -scores[candidates]))][:k]
+    ties = candidates if tie_rank is None else tie_rank[candidates]
+    return candidates[np.lexsort((ties, -scores[candidates]))][:k]
 
 
 class LuceneRetriever:

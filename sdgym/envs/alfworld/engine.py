@@ -10,22 +10,11 @@ previous env to :func:`start_game` to load the next game into it.
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from sdgym.envs.alfworld import speedups
-
-
-@contextlib.contextmanager
-def preserved_argv() -> Iterator[None]:
-    """Restore ``sys.argv`` after fast-downward's translator rewrote it."""
-    saved = list(sys.argv)
-    try:
-        yield
-    finally:
-        sys.argv[:] = saved
+from sdgym.envs.alfworld.translation_cache import preserved_argv
 
 
 def start_game(
