@@ -13,7 +13,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from sdgym.registration import ENVIRONMENTS, EnvEntry, implemented
+from sdgym.registration import ENVIRONMENTS, EnvEntry, entry_for, implemented
 
 
 def parse_env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
@@ -32,11 +32,10 @@ def parse_env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def _entry(env_id: str) -> EnvEntry:
-    for entry in ENVIRONMENTS:
-        if env_id in (entry.env_id, entry.env_id.split("/")[1], entry.extra):
-            return entry
-    known = ", ".join(e.env_id for e in ENVIRONMENTS)
-    raise SystemExit(f"error: unknown environment {env_id!r}; known: {known}")
+    try:
+        return entry_for(env_id)
+    except ValueError as error:
+        raise SystemExit(f"error: {error}") from None
 
 
 def _task_counts(entry: EnvEntry, kwargs: dict[str, Any]) -> str:
@@ -140,10 +139,11 @@ SERVABLE: tuple[str, ...] = ("webshop",)
 
 def command_serve(args: argparse.Namespace) -> int:
     """Serve an environment's web site on 127.0.0.1 (or ``--host``) until Ctrl-C (WebShop only)."""
-    from sdgym.envs.webshop.server import check_host, serve_until_interrupted
+    from sdgym.envs.webshop.server import check_host, check_port, serve_until_interrupted
     from sdgym.envs.webshop.site import create_app, shop_engine
 
     check_host(args.host, args.allow_remote)  # refuse before building the catalogue
+    check_port(args.port)
     engine, catalog = shop_engine(args.size, args.catalog_seed)
     app = create_app(engine, catalog.goals_by_split, default_split=args.split, seed=args.seed)
 
