@@ -71,6 +71,10 @@ def command_list(args: argparse.Namespace) -> int:
     table = Table(title="sdgym environments")
     for column in ("id", "extra", "installed", "splits (tasks)", "description"):
         table.add_column(column)
+    from sdgym.envs.scienceworld.ceiling import EXPERT_CEILING, STEP_LIMIT
+
+    notes = {"sdgym/ScienceWorld-v0": "; expert wins within the " + f"{STEP_LIMIT}-step limit: "
+             + ", ".join(f"{split} ~{share:.0%}" for split, share in EXPERT_CEILING.items())}
     for entry in ENVIRONMENTS:
         kwargs = env_kwargs_for(entry, args.env_kwarg)
         ready = entry.installed() and implemented(entry)
@@ -84,7 +88,8 @@ def command_list(args: argparse.Namespace) -> int:
                 counts = _task_counts(entry, kwargs) if args.counts else "(use --counts)"
             except Exception as error:  # a broken engine must not hide the other envs
                 counts = f"error: {error}"
-        table.add_row(entry.env_id, entry.extra, status, counts if ready else "-", entry.description)
+        table.add_row(entry.env_id, entry.extra, status, counts if ready else "-",
+                      entry.description + notes.get(entry.env_id, ""))
     Console().print(table)
     return 0
 
