@@ -11,6 +11,7 @@ import pytest
 from sdgym.wrappers import AdmissibleDiscrete, RecordEpisodes, TaggedActions, extract_tagged
 from sdgym.wrappers.admissible_discrete import (
     command_argument,
+    command_verb,
     context_in,
     hashed_bag_of_words,
     split_features,
@@ -153,6 +154,9 @@ def test_admissible_discrete_keeps_the_commands_relevant_to_task_and_observation
     assert env.env.commands.index("pour water into pot") >= 32  # first-32 would drop it
     assert {"pour water into pot", "move pot to stove"} <= set(env.candidates)
     assert len(env.candidates) == 32 and env.action_masks().all()
+    verbs = {command_verb(c) for c in env.env.commands}
+    assert verbs == {"activate", "wait", "look around", "pour", "move", "open"}
+    assert {command_verb(c) for c in env.candidates[: len(verbs)]} == verbs  # verbs take turns
     # chosen from public text only: privileged info (a decoy plan here) changes nothing
     decoy = AdmissibleDiscrete(_ManyCommands({"expert_action": "open box 5"}), max_actions=32)
     decoy.reset()

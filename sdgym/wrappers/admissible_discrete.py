@@ -55,17 +55,45 @@ def relevance(command: str, task_words: set[str], observation_words: set[str]) -
     return hits / (1 + unseen)
 
 
+_PARTICLES = frozenset({"to", "at", "in", "on", "up", "down", "around", "into", "off", "out"})
+
+
+def command_verb(command: str) -> str:
+    """The command's verb: its first word, with a following particle (``go to``, ``look at``)."""
+    words = _TOKEN.findall(command.lower())
+    if len(words) > 1 and words[1] in _PARTICLES:
+        return " ".join(words[:2])
+    return words[0] if words else ""
+
+
 def ranked_commands(commands: list[str], task: str, observation: str, k: int) -> list[str]:
-    """The ``k`` commands most relevant to ``task`` and ``observation`` (:func:`relevance`),
-    best first, ties in the given order; all of them, in the given order, when they fit."""
+    """``k`` of ``commands`` for the slots, from public text only: all of them, in the given
+    order, when they fit; else the best of every verb (:func:`command_verb`), then the second
+    best of every verb, and so on, where best means most :func:`relevance` to ``task`` and
+    ``observation`` and then fewest words, and verbs take turns in the order of their best
+    command. Taking turns keeps one verb with thousands of argument combinations (ScienceWorld's
+    ``connect X to Y``) from filling every slot."""
     if len(commands) <= k:
         return list(commands)
     task_words, observation_words = content_words(task), content_words(observation)
     order = sorted(
         range(len(commands)),
-        key=lambda i: -relevance(commands[i], task_words, observation_words),
+        key=lambda i: (
+            -relevance(commands[i], task_words, observation_words),
+            len(_TOKEN.findall(commands[i])),
+        ),
     )
-    return [commands[i] for i in order[:k]]
+    by_verb: dict[str, list[str]] = {}
+    for i in order:
+        by_verb.setdefault(command_verb(commands[i]), []).append(commands[i])
+    chosen: list[str] = []
+    for rank in range(max(len(group) for group in by_verb.values())):
+        for group in by_verb.values():
+            if rank < len(group):
+                chosen.append(group[rank])
+                if len(chosen) == k:
+                    return chosen
+    return chosen
 
 
 def hashed_bag_of_words(text: str, dim: int, tag: str = "") -> np.ndarray:
@@ -125,7 +153,7 @@ class AdmissibleDiscrete(gym.Wrapper):
     Candidates are :func:`candidate_commands`: the env's own ``candidate_actions(observation,
     info)`` where it defines them (open or free-text action sets), else the admissible list; when
     there are more than ``max_actions``, the slots hold the most relevant to the task and the
-    current observation (:func:`ranked_commands`, public text only). The observation becomes a ``Box`` of hashed bags of words (:func:`hashed_bag_of_words`): the task
+    current observation, verbs taking turns (:func:`ranked_commands`, public text only). The observation becomes a ``Box`` of hashed bags of words (:func:`hashed_bag_of_words`): the task
     (the episode's first observation), the current observation, then one block per candidate slot
     -- the candidate's words, and the words around its mention in the observation
     (:func:`context_in`) -- zeros for empty slots. ``action_masks()`` marks the live slots. An
