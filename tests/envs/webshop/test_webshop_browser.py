@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import signal
+import subprocess
+import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -222,12 +228,6 @@ def _session_members(session: int) -> list[psutil.Process]:
 def test_killed_owner_leaves_no_browser_and_no_profile(tmp_path, signal_name: str) -> None:
     """The Python process owning a browser-mode env is killed: chromedriver, Chromium and its
     helpers go, the /tmp profile goes, and nothing was written under ~/.config/chromium."""
-    import json
-    import signal
-    import subprocess
-    import sys
-    import time
-
     home = tmp_path / "home"
     home.mkdir()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
@@ -257,5 +257,5 @@ def test_killed_owner_leaves_no_browser_and_no_profile(tmp_path, signal_name: st
             owner.kill()
             owner.wait()
         for process in _session_members(session) if session else []:
-            with __import__("contextlib").suppress(psutil.Error):
+            with contextlib.suppress(psutil.Error):
                 process.kill()
