@@ -27,7 +27,7 @@ from typing import Any
 
 from baselines.evaluation import evaluate_policy
 from baselines.reference_policies import POLICIES
-from sdgym.registration import ENVIRONMENTS, implemented
+from sdgym.registration import ENVIRONMENTS, entry_for, implemented
 
 ALGOS = (*POLICIES, "maskable_ppo")
 EASY = "easy"
@@ -154,7 +154,7 @@ def run_policies(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown --algo {unknown}; choose from {sorted(ALGOS)}")
     entries = {e.env_id: e for e in ENVIRONMENTS if implemented(e) and e.installed()}
     available = list(entries)
-    env_ids = args.env or available
+    env_ids = [entry_for(name).env_id for name in args.env] if args.env else available
     missing = [e for e in env_ids if e not in available]
     if missing:
         raise ValueError(f"not installed or unknown: {missing}; installed: {available}")

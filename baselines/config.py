@@ -162,6 +162,14 @@ def from_dict(values: dict[str, Any]) -> TrainConfig:
     return TrainConfig(**values, grpo=GRPOConfig(**grpo_values))
 
 
+def read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document in ``path``; ValueError naming the file when it is not valid TOML."""
+    try:
+        return tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: invalid TOML ({error})") from None
+
+
 def available_presets() -> list[str]:
     """Names of the preset files."""
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
@@ -172,7 +180,7 @@ def load_preset(name: str, **overrides: Any) -> TrainConfig:
     path = Path(name) if name.endswith(".toml") else PRESET_DIR / f"{name}.toml"
     if not path.exists():
         raise ValueError(f"unknown preset {name!r}; available: {available_presets()}")
-    values = tomllib.loads(path.read_text())
+    values = read_toml(path)
     values.pop("description", None)
     grpo = {**values.pop("grpo", {}), **overrides.pop("grpo", {})}
     return from_dict({**values, **overrides, "grpo": grpo})

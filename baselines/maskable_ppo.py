@@ -35,6 +35,13 @@ def make_discrete_env(env_id: str, env_kwargs: dict[str, Any], split: str,
     return AdmissibleDiscrete(FixedSplit(env, split), max_actions=max_actions)
 
 
+def quiet_logger() -> Any:
+    """An sb3 logger that writes nothing and creates no folder."""
+    from stable_baselines3.common.logger import Logger
+
+    return Logger(folder=None, output_formats=[])
+
+
 def train_maskable_ppo(env_id: str, env_kwargs: dict[str, Any], split: str, timesteps: int,
                        seed: int = 0, max_actions: int = 32) -> Any:
     """Train MaskablePPO for ``timesteps`` env steps on ``split``; return the sb3 model."""
@@ -48,6 +55,7 @@ def train_maskable_ppo(env_id: str, env_kwargs: dict[str, Any], split: str, time
     model = MaskablePPO(SlotScoringPolicy, env, seed=seed, n_steps=256, batch_size=64,
                         n_epochs=4, learning_rate=3e-4, ent_coef=0.01, gamma=0.99, verbose=0,
                         device="cpu", policy_kwargs={"features_extractor_kwargs": layout})
+    model.set_logger(quiet_logger())  # sb3's default makes a /tmp/SB3-<time> folder per run
     model.learn(total_timesteps=timesteps)
     env.close()
     return model

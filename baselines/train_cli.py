@@ -28,16 +28,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace):
+    from agents.warm_starts import resolve_model
     from baselines.config import load_preset
     from sdgym.cli import parse_env_kwargs
+    from sdgym.registration import entry_for
 
     overrides = parse_env_kwargs(args.set)
     overrides.update(method=args.method, seed=args.seed, out_dir=args.out)
     if args.env:
-        overrides["env_id"] = args.env if args.env.startswith("sdgym/") else f"sdgym/{args.env}"
+        overrides["env_id"] = entry_for(args.env).env_id
     if args.steps is not None:
         overrides["steps"] = args.steps
-    return load_preset(args.preset, **overrides)
+    config = load_preset(args.preset, **overrides)
+    resolve_model(config.model)  # a missing model folder fails now, naming it
+    return config
 
 
 def run_sft(args: argparse.Namespace) -> int:

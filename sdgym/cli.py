@@ -13,7 +13,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from sdgym.registration import ENVIRONMENTS, EnvEntry, implemented
+from sdgym.registration import ENVIRONMENTS, EnvEntry, entry_for, implemented
 
 
 def parse_env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
@@ -32,11 +32,10 @@ def parse_env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def _entry(env_id: str) -> EnvEntry:
-    for entry in ENVIRONMENTS:
-        if env_id in (entry.env_id, entry.env_id.split("/")[1], entry.extra):
-            return entry
-    known = ", ".join(e.env_id for e in ENVIRONMENTS)
-    raise SystemExit(f"error: unknown environment {env_id!r}; known: {known}")
+    try:
+        return entry_for(env_id)
+    except ValueError as error:
+        raise SystemExit(f"error: {error}") from None
 
 
 def env_kwargs_for(entry: EnvEntry, pairs: Sequence[str]) -> dict[str, Any]:
@@ -71,6 +70,10 @@ def command_list(args: argparse.Namespace) -> int:
     table.add_column("splits (tasks)", overflow="fold")
     table.add_column("description", overflow="fold")
     missing_counts = False
+    from sdgym.envs.scienceworld.ceiling import EXPERT_CEILING, STEP_LIMIT
+
+    notes = {"sdgym/ScienceWorld-v0": "; expert wins within the " + f"{STEP_LIMIT}-step limit: "
+             + ", ".join(f"{split} ~{share:.0%}" for split, share in EXPERT_CEILING.items())}
     for entry in ENVIRONMENTS:
         if not implemented(entry):
             status, counts = "not in this build", "-"
@@ -80,7 +83,8 @@ def command_list(args: argparse.Namespace) -> int:
             kwargs = env_kwargs_for(entry, args.env_kwarg)
             status, counts = "yes", _counts_cell(entry, kwargs, args.counts)
             missing_counts |= counts is None
-        table.add_row(entry.env_id, entry.extra, status, counts or "-", entry.description)
+        table.add_row(entry.env_id, entry.extra, status, counts or "-",
+                      entry.description + notes.get(entry.env_id, ""))
     console = Console()
     console.print(table)
     if missing_counts:
@@ -160,10 +164,11 @@ SERVABLE: tuple[str, ...] = ("webshop",)
 
 def command_serve(args: argparse.Namespace) -> int:
     """Serve an environment's web site on 127.0.0.1 (or ``--host``) until Ctrl-C (WebShop only)."""
-    from sdgym.envs.webshop.server import check_host, serve_until_interrupted
+    from sdgym.envs.webshop.server import check_host, check_port, serve_until_interrupted
     from sdgym.envs.webshop.site import create_app, shop_engine
 
     check_host(args.host, args.allow_remote)  # refuse before building the catalogue
+    check_port(args.port)
     engine, catalog = shop_engine(args.size, args.catalog_seed)
     app = create_app(engine, catalog.goals_by_split, default_split=args.split, seed=args.seed)
 

@@ -60,6 +60,16 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
 )
 
 
+def entry_for(name: str) -> EnvEntry:
+    """The entry of ``name``: the full id (``sdgym/SearchQA-v0``), the short one
+    (``SearchQA-v0``) or the extra (``searchqa``). Raises ValueError naming the known ids."""
+    for entry in ENVIRONMENTS:
+        if name in (entry.env_id, entry.env_id.split("/")[1], entry.extra):
+            return entry
+    known = ", ".join(e.env_id for e in ENVIRONMENTS)
+    raise ValueError(f"unknown environment {name!r}; known: {known}")
+
+
 def implemented(entry: EnvEntry) -> bool:
     """Whether the env's module is part of this installation of sdgym."""
     module = entry.entry_point.split(":")[0]

@@ -11,6 +11,7 @@ import pytest
 from sdgym.wrappers import AdmissibleDiscrete, RecordEpisodes, TaggedActions, extract_tagged
 from sdgym.wrappers.admissible_discrete import (
     command_argument,
+    command_verb,
     context_in,
     hashed_bag_of_words,
     split_features,
@@ -117,3 +118,52 @@ def test_record_episodes_writes_public_json_lines(tmp_path) -> None:
     assert len(records) == 2
     assert all(r["won"] and r["return"] == pytest.approx(1.0) for r in records)
     assert "privileged" not in path.read_text()
+
+
+class _ManyCommands(gym.Env):
+    """A stub with 120 admissible commands in sorted order; the useful one sorts late."""
+
+    observation_space = gym.spaces.Text(1000)
+    action_space = gym.spaces.Text(1000)
+
+    def __init__(self, privileged: dict | None = None) -> None:
+        self.commands = sorted(
+            [f"activate thing {i:03d}" for i in range(110)]
+            + ["wait", "look around", "pour water into pot", "move pot to stove"]
+            + [f"open box {i}" for i in range(6)]
+        )
+        self.privileged = privileged
+
+    def _info(self) -> dict:
+        info = {"admissible_actions": list(self.commands)}
+        if self.privileged is not None:
+            info["privileged"] = self.privileged
+        return info
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return "Your task is to boil water. Use the pot on the stove.", self._info()
+
+    def step(self, action):
+        return "You see a pot, a stove and some water.", 0.0, False, False, self._info()
+
+
+def test_admissible_discrete_keeps_the_commands_relevant_to_task_and_observation() -> None:
+    env = AdmissibleDiscrete(_ManyCommands(), max_actions=32)
+    env.reset()
+    assert env.env.commands.index("pour water into pot") >= 32  # first-32 would drop it
+    assert {"pour water into pot", "move pot to stove"} <= set(env.candidates)
+    assert len(env.candidates) == 32 and env.action_masks().all()
+    verbs = {command_verb(c) for c in env.env.commands}
+    assert verbs == {"activate", "wait", "look around", "pour", "move", "open"}
+    assert {command_verb(c) for c in env.candidates[: len(verbs)]} == verbs  # verbs take turns
+    # chosen from public text only: privileged info (a decoy plan here) changes nothing
+    decoy = AdmissibleDiscrete(_ManyCommands({"expert_action": "open box 5"}), max_actions=32)
+    decoy.reset()
+    assert decoy.candidates == env.candidates
+
+
+def test_admissible_discrete_keeps_the_env_order_when_everything_fits() -> None:
+    env = AdmissibleDiscrete(_ManyCommands(), max_actions=200)
+    env.reset()
+    assert env.candidates == env.env.commands

@@ -13,6 +13,8 @@ Rebuild one with the command in its record, e.g.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -31,9 +33,37 @@ def shipped_warm_starts() -> dict[str, Path]:
 
 
 def resolve_model(model: str) -> str:
-    """The folder of a shipped warm start named ``model``; any other value unchanged."""
-    folder = shipped_warm_starts().get(model)
-    return str(folder) if folder is not None else model
+    """The folder of a shipped warm start named ``model``; a model folder or a Hugging Face id
+    (``org/name``) unchanged.
+
+    Raises:
+        ValueError: naming ``model`` when it is none of these, or when it is a Hugging Face id
+            that the local cache lacks while ``HF_HUB_OFFLINE`` is set (nothing to load).
+    """
+    shipped = shipped_warm_starts()
+    if model in shipped:
+        return str(shipped[model])
+    if model == "tiny" or Path(model).expanduser().is_dir():  # "tiny": built on the spot
+        return model
+    if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", model) and not Path(model).parent.exists():
+        if not _hub_offline() or _in_hub_cache(model):
+            return model
+        raise ValueError(f"model {model!r} is not in the local Hugging Face cache "
+                         "(HF_HUB_OFFLINE is set)")
+    raise ValueError(f"model {model!r}: no such folder, and no shipped warm start of that name "
+                     f"(shipped: {sorted(shipped)})")
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - comes with transformers
+        return False
+    return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
 
 
 def warm_start_record(model: str) -> dict[str, Any]:

@@ -18,13 +18,13 @@ import dataclasses
 import hashlib
 import json
 import time
-import tomllib
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from baselines.config import read_toml
 from sdgym.cache import atomic_write_text
 from sdgym.registration import ENVIRONMENTS, implemented
 
@@ -78,7 +78,7 @@ def load_benchmark_preset(name: str) -> BenchmarkPreset:
     if not path.exists():
         raise ValueError(f"unknown benchmark preset {name!r}; available: "
                          f"{available_benchmark_presets()}")
-    return BenchmarkPreset(name=path.stem, **tomllib.loads(path.read_text()))
+    return BenchmarkPreset(name=path.stem, **read_toml(path))
 
 
 @dataclass(frozen=True)

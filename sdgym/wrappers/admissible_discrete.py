@@ -33,6 +33,69 @@ def candidate_commands(env: gym.Env, observation: str, info: dict[str, Any]) -> 
     return []
 
 
+_FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "to", "on", "in", "into", "at", "of", "from", "with", "and", "or", "is",
+    "it", "its", "you", "your", "that", "this", "for", "by",
+})
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased alphanumeric words of ``text`` without function words."""
+    return {word for word in _TOKEN.findall(text.lower()) if word not in _FUNCTION_WORDS}
+
+
+def relevance(command: str, task_words: set[str], observation_words: set[str]) -> float:
+    """How much ``command`` is about the task and the current observation: each of its content
+    words counts 2 when the task text has it and 1 when the observation has it, and the sum is
+    divided by the number of its words that neither has plus one (so a command about unseen
+    things ranks low). Public text only: no privileged information."""
+    words = content_words(command)
+    hits = sum(2 * (w in task_words) + (w in observation_words) for w in words)
+    unseen = sum(1 for w in words if w not in task_words and w not in observation_words)
+    return hits / (1 + unseen)
+
+
+_PARTICLES = frozenset({"to", "at", "in", "on", "up", "down", "around", "into", "off", "out"})
+
+
+def command_verb(command: str) -> str:
+    """The command's verb: its first word, with a following particle (``go to``, ``look at``)."""
+    words = _TOKEN.findall(command.lower())
+    if len(words) > 1 and words[1] in _PARTICLES:
+        return " ".join(words[:2])
+    return words[0] if words else ""
+
+
+def ranked_commands(commands: list[str], task: str, observation: str, k: int) -> list[str]:
+    """``k`` of ``commands`` for the slots, from public text only: all of them, in the given
+    order, when they fit; else the best of every verb (:func:`command_verb`), then the second
+    best of every verb, and so on, where best means most :func:`relevance` to ``task`` and
+    ``observation`` and then fewest words, and verbs take turns in the order of their best
+    command. Taking turns keeps one verb with thousands of argument combinations (ScienceWorld's
+    ``connect X to Y``) from filling every slot."""
+    if len(commands) <= k:
+        return list(commands)
+    task_words, observation_words = content_words(task), content_words(observation)
+    order = sorted(
+        range(len(commands)),
+        key=lambda i: (
+            -relevance(commands[i], task_words, observation_words),
+            len(_TOKEN.findall(commands[i])),
+        ),
+    )
+    by_verb: dict[str, list[str]] = {}
+    for i in order:
+        by_verb.setdefault(command_verb(commands[i]), []).append(commands[i])
+    chosen: list[str] = []
+    for rank in range(max(len(group) for group in by_verb.values())):
+        for group in by_verb.values():
+            if rank < len(group):
+                chosen.append(group[rank])
+                if len(chosen) == k:
+                    return chosen
+    return chosen
+
+
 def hashed_bag_of_words(text: str, dim: int, tag: str = "") -> np.ndarray:
     """L2-normalised hashed bag of words (unigrams and bigrams, crc32 buckets) of ``text``.
 
@@ -88,8 +151,9 @@ class AdmissibleDiscrete(gym.Wrapper):
     """Exposes the env's current candidate commands as ``Discrete(max_actions)``.
 
     Candidates are :func:`candidate_commands`: the env's own ``candidate_actions(observation,
-    info)`` where it defines them (open or free-text action sets), else the admissible list. The
-    observation becomes a ``Box`` of hashed bags of words (:func:`hashed_bag_of_words`): the task
+    info)`` where it defines them (open or free-text action sets), else the admissible list; when
+    there are more than ``max_actions``, the slots hold the most relevant to the task and the
+    current observation, verbs taking turns (:func:`ranked_commands`, public text only). The observation becomes a ``Box`` of hashed bags of words (:func:`hashed_bag_of_words`): the task
     (the episode's first observation), the current observation, then one block per candidate slot
     -- the candidate's words, and the words around its mention in the observation
     (:func:`context_in`) -- zeros for empty slots. ``action_masks()`` marks the live slots. An
@@ -111,7 +175,8 @@ class AdmissibleDiscrete(gym.Wrapper):
         self.task_text = ""
 
     def _candidates(self, observation: str, info: dict[str, Any]) -> list[str]:
-        return candidate_commands(self.env, observation, info)[: self.max_actions]
+        commands = candidate_commands(self.env, observation, info)
+        return ranked_commands(commands, self.task_text, observation, self.max_actions)
 
     def featurise(self, observation: str, info: dict[str, Any]) -> np.ndarray:
         """Feature vector of the task, the observation and the current candidates (sets

@@ -21,12 +21,19 @@ from agents.warm_starts import (  # noqa: E402
 )
 
 
-def test_resolve_model_maps_shipped_names_and_passes_others_through() -> None:
+def test_resolve_model_maps_shipped_names_and_passes_others_through(tmp_path, monkeypatch) -> None:
     shipped = shipped_warm_starts()
     assert {"searchqa-easy-sft", "searchqa-hasty-sft"} <= set(shipped)
     assert Path(resolve_model("searchqa-easy-sft")) == shipped["searchqa-easy-sft"]
     assert resolve_model("tiny") == "tiny"
-    assert resolve_model("/some/folder") == "/some/folder"
+    assert resolve_model(str(tmp_path)) == str(tmp_path)
+    with pytest.raises(ValueError, match="no such folder.*shipped"):
+        resolve_model(str(tmp_path / "missing"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ValueError, match="'no-such-org/no-such-model' is not in the local"):
+        resolve_model("no-such-org/no-such-model")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert resolve_model("no-such-org/no-such-model") == "no-such-org/no-such-model"
     with pytest.raises(KeyError, match="no shipped warm start"):
         warm_start_record("no-such-warm-start")
 

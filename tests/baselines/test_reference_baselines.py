@@ -138,3 +138,15 @@ def test_maskable_ppo_beats_random_on_searchqa_easy() -> None:
     ppo, random = _ppo_vs_random("sdgym/SearchQA-v0", {"size": "tiny"}, 4000, 32)
     assert ppo["split"] == "easy_val" and ppo["episodes_per_seed"] == 32
     assert ppo["success_mean"] >= random["success_mean"] + 0.2, (ppo, random)
+
+
+def test_maskable_ppo_training_leaves_no_sb3_folder(tmp_path, monkeypatch) -> None:
+    import tempfile
+
+    from baselines.maskable_ppo import train_maskable_ppo
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    model = train_maskable_ppo("sdgym/SearchQA-v0", {"size": "tiny"}, "easy_train", 256)
+    assert model.num_timesteps >= 256
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("SB3-")] == []

@@ -28,7 +28,8 @@ def start_game(
 
     Args:
         game: path of a ``game.tw-pddl`` file, or its parsed JSON.
-        fast: install the memoisation of :mod:`.speedups` (same trajectories, ~10x faster).
+        fast: run under the memoisation of :mod:`.speedups` (same trajectories, ~10x faster);
+            pass the same to :func:`reset_game` and :func:`step_game`.
         walkthrough: ask for ``extra.walkthrough`` (the stored one, or the planner's) on reset.
         env: an env from an earlier call (same ``walkthrough``) to load the game into.
     """
@@ -36,19 +37,24 @@ def start_game(
     from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
     from textworld.envs.pddl import PddlEnv
 
-    speedups.set_enabled(fast)
     infos = textworld.EnvInfos(
         admissible_commands=True, won=True, extras=["walkthrough"] if walkthrough else []
     )
     if env is None:
         env = AlfredDemangler(shuffle=False)(PddlEnv(infos))
-    with preserved_argv():
+    with preserved_argv(), speedups.patched(fast):
         env.load(game if isinstance(game, str) else dict(game))
     return env
 
 
-def reset_game(env: Any) -> Any:
+def reset_game(env: Any, *, fast: bool = True) -> Any:
     """``env.reset()`` with ``sys.argv`` preserved (a reset re-runs the translator)."""
-    with preserved_argv():
+    with preserved_argv(), speedups.patched(fast):
         return env.reset()
 
+
+def step_game(env: Any, command: str, *, fast: bool = True) -> Any:
+    """``env.step(command)``'s state (TextWorld's ``GameState``)."""
+    with speedups.patched(fast):
+        state, _, _ = env.step(command)
+    return state

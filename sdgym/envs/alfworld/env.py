@@ -17,11 +17,14 @@ Example:
     (True, 1.0)
 
 Kwargs of ``gym.make``:
-    data_path: a folder of ALFWorld game folders (``game.tw-pddl`` or ``initial_state.pddl`` +
-        ``traj_data.json``), used for every split; or a dict ``{split: folder}``.
+    data_path: official ALFWorld data (``json_2.1.1`` with ``train/``, ``valid_seen/`` = val,
+        ``valid_unseen/`` = test, as alfworld's config maps them), a folder of game folders
+        (``game.tw-pddl`` or ``initial_state.pddl`` + ``traj_data.json``) used for every split,
+        or a dict ``{split: folder}`` (:mod:`.data_folders`). Checked at construction.
     size: ``"full"`` (default: the rooms of each split) or ``"small"`` (every split's rooms
         reduced to <= 6 receptacles and 3 distractor types, games generate in ~1 s; for tests).
-    fast: memoise TextWorld's text generator (:mod:`.speedups`; identical trajectories).
+    fast: memoise TextWorld's text generator (:mod:`.speedups`; identical trajectories), only
+        inside this env's engine calls.
     privileged, render_mode: see :class:`~sdgym.core.TextEnv`.
 
 Splits: ``train`` (3600), ``val_seen``/``val`` (140), ``val_unseen``/``test`` (134, held-out
@@ -39,9 +42,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sdgym.core import EngineStep, InvalidAction, TextEnv
-from sdgym.envs.alfworld.engine import reset_game, start_game
+from sdgym.envs.alfworld import speedups
+from sdgym.envs.alfworld.data_folders import split_folders
+from sdgym.envs.alfworld.engine import reset_game, start_game, step_game
 from sdgym.envs.alfworld.expert import Expert
-from sdgym.envs.alfworld.game_io import GameFiles, find_game_folders, read_game
+from sdgym.envs.alfworld.game_io import GameFiles, read_game
 from sdgym.envs.alfworld.generator import load_generated
 from sdgym.envs.alfworld.splits import ALIASES, SPLITS, canonical_split, split_config
 
@@ -66,10 +71,7 @@ class ALFWorldEnv(TextEnv):
         self.size = size
         self._folders: dict[str, list[Path]] | None = None
         if data_path is not None:
-            paths = (
-                data_path if isinstance(data_path, dict) else dict.fromkeys(self.splits, data_path)
-            )
-            self._folders = {canonical_split(s): find_game_folders(p) for s, p in paths.items()}
+            self._folders = split_folders(data_path)
         self._game: Any = None
         self._files: GameFiles | None = None
         self._expert: Expert | None = None
@@ -101,7 +103,7 @@ class ALFWorldEnv(TextEnv):
             self._loaded_key = key
         assert self._expert is not None
         self._expert.reset()
-        self._state = reset_game(self._game)
+        self._state = reset_game(self._game, fast=self.fast)
         return str(self._state.feedback)
 
     def _engine_step(self, command: str) -> EngineStep:
@@ -109,7 +111,7 @@ class ALFWorldEnv(TextEnv):
         if command.lower() not in admissible:  # any casing, as the other envs
             raise InvalidAction(f"{command!r} is not an admissible command here")
         command = admissible[command.lower()]
-        self._state, _, _ = self._game.step(command)
+        self._state = step_game(self._game, command, fast=self.fast)
         assert self._expert is not None
         self._expert.observe(command)
         won = bool(self._state["won"])
@@ -128,8 +130,8 @@ class ALFWorldEnv(TextEnv):
         return list(self._state["admissible_commands"])
 
     def _privileged_info(self) -> dict[str, Any]:
-        assert self._files is not None and self._expert is not None
-        plan = self._expert.plan(self._game.unwrapped, self._admissible_actions())
+        assert self._files is not None
+        plan = self.expert_plan()
         params = dict(self._files.traj.get("pddl_params", {}))
         goal = {"task_type": self._files.task_type, "pddl_params": params}
         return {
@@ -146,7 +148,8 @@ class ALFWorldEnv(TextEnv):
     def expert_plan(self) -> list[str]:
         """Commands that solve the current task from the current state."""
         assert self._expert is not None
-        return self._expert.plan(self._game.unwrapped, self._admissible_actions())
+        with speedups.patched(self.fast):
+            return self._expert.plan(self._game.unwrapped, self._admissible_actions())
 
     def _close_game(self) -> None:
         if self._game is not None:

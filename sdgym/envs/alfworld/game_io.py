@@ -101,19 +101,33 @@ def read_game(folder: str | Path) -> GameFiles:
     return GameFiles(game, traj)
 
 
-def find_game_folders(root: str | Path) -> list[Path]:
-    """Every folder under ``root`` with a ``traj_data.json`` and a game, sorted; unsolvable
-    games (``"solvable": false``) and ALFRED's movable/sliced trials are skipped, as upstream."""
-    folders = []
+@dataclass(frozen=True)
+class GameFolders:
+    """The playable game folders under one root, and how many were left out as unchecked."""
+
+    folders: list[Path]
+    unchecked: int
+    """Games whose ``game.tw-pddl`` says ``"solvable": null`` (or has no ``solvable`` key):
+    ``alfworld-generate`` writes them before its solver ran; alfworld skips them too."""
+
+
+def find_game_folders(root: str | Path) -> GameFolders:
+    """Every folder under ``root`` with a ``traj_data.json`` and a game, sorted; games known
+    unsolvable (``"solvable": false``) or unchecked (``null``) and ALFRED's movable/sliced trials
+    are skipped, as alfworld's ``AlfredTWEnv.collect_game_files`` does."""
+    folders, unchecked = [], 0
     for traj in sorted(Path(root).rglob(TRAJ_FILE)):
         folder = traj.parent
         if "movable" in str(folder) or "Sliced" in str(folder):
             continue
         game_path = folder / GAME_FILE
         if game_path.exists():
-            if not json.loads(game_path.read_text()).get("solvable", True):
+            solvable = json.loads(game_path.read_text()).get("solvable")
+            if solvable is None:
+                unchecked += 1
+            if not solvable:
                 continue
         elif not (folder / "initial_state.pddl").exists():
             continue
         folders.append(folder)
-    return folders
+    return GameFolders(folders, unchecked)

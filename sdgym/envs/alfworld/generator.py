@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from sdgym.cache import atomic_directory, cache_dir, file_lock, usable_entry
+from sdgym.envs.alfworld import speedups
 from sdgym.envs.alfworld.capped import PlanLimits, PlanningLimitExceeded, run_capped
-from sdgym.envs.alfworld.engine import reset_game, start_game
+from sdgym.envs.alfworld.engine import reset_game, start_game, step_game
 from sdgym.envs.alfworld.game_io import GAME_FILE, GameFiles, game_logic, read_game, write_game
 from sdgym.envs.alfworld.layouts import floor_plan
 from sdgym.envs.alfworld.problem import pddl_problem
@@ -109,7 +110,8 @@ def plan_and_replay(game: dict[str, Any], view_game: dict[str, Any]) -> list[str
         view = start_game(view_game)
         try:
             reset_game(view)
-            walkthrough = list(view.unwrapped._pddl_state.replan(env.unwrapped._entity_infos))
+            with speedups.patched():
+                walkthrough = list(view.unwrapped._pddl_state.replan(env.unwrapped._entity_infos))
         finally:
             view.close()
         return walkthrough if replay_wins(env, walkthrough) else None
@@ -127,7 +129,7 @@ def replay_wins(env: Any, walkthrough: list[str]) -> bool:
     for command in walkthrough:
         if command not in state["admissible_commands"]:
             return False
-        state, _, _ = env.step(command)
+        state = step_game(env, command)
     return bool(state["won"])
 
 

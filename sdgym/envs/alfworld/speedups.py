@@ -24,14 +24,20 @@ It also memoises ``fast_downward.pddl2sas`` (the PDDL -> SAS translator, run twi
 options)``, in memory and on disk (:mod:`.translation_cache`, so a game's first load in a new
 process skips it too); TextWorld only reads the translated task.
 
-:func:`set_enabled` switches the patch on and off; ``tests/envs/alfworld`` checks that whole
-trajectories (observations and admissible commands) are byte-identical either way.
+:func:`patched` installs the patch for the duration of a ``with`` block and then restores what
+was there: sdgym's ALFWorld engine calls (load, reset, step, expert) run inside it, so other
+TextWorld users in the process, before, between and after those calls and after ``close()``,
+see TextWorld unpatched. :func:`set_enabled` switches it on or off for good.
+``tests/envs/alfworld`` checks that whole trajectories (observations and admissible commands)
+are byte-identical either way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
+from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import Any
 
@@ -214,3 +220,16 @@ def enabled() -> bool:
     from textworld.envs.pddl import textgen
 
     return textgen._parse_and_convert is _memo_parse_and_convert
+
+
+@contextlib.contextmanager
+def patched(enable: bool = True) -> Iterator[None]:
+    """Memoisation on (``enable``) or off inside the block; the previous state after it.
+
+    Not thread-safe: TextWorld itself is not, so one thread drives one engine at a time."""
+    before = enabled() if _ORIGINALS else False
+    set_enabled(enable)
+    try:
+        yield
+    finally:
+        set_enabled(before)

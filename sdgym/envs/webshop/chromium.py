@@ -7,16 +7,29 @@ a fresh profile in a temp dir, and a host-resolver rule that makes every host ex
 ``127.0.0.1`` unresolvable. :meth:`Chromium.quit` quits the driver, kills whatever is left of
 chromedriver's process tree and removes the profile; a garbage-collected or forgotten instance
 is cleaned up the same way (``weakref.finalize``, which also runs at interpreter exit).
+
+A Python process killed outright (SIGKILL, or SIGTERM without a handler) runs none of that, so
+chromedriver starts in a session of its own (the browser, renderers and crashpad join its
+process group) watched by :mod:`~sdgym.envs.webshop.browser_watchdog`, a small process that
+kills that group and removes the profile when its owner dies. The browser's XDG config and
+cache directories are inside the profile, so nothing is written under ``~/.config/chromium``
+or ``~/.cache/chromium``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import weakref
+from pathlib import Path
 from typing import Any
+
+WATCHDOG_SCRIPT = Path(__file__).with_name("browser_watchdog.py")
 
 CHROMIUM_FLAGS: tuple[str, ...] = (
     "--headless",
@@ -29,6 +42,8 @@ CHROMIUM_FLAGS: tuple[str, ...] = (
     "--disable-sync",
     "--disable-dev-shm-usage",
     "--disable-extensions",
+    "--disable-crash-reporter",
+    "--disable-breakpad",
     "--window-size=1280,1024",
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 )
@@ -89,7 +104,6 @@ class Chromium:
         chromedriver_path: str | None = None,
     ) -> None:
         from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
 
         reason = browser_unavailable_reason()
         if reason is not None and (chromium_path is None or chromedriver_path is None):
@@ -100,18 +114,25 @@ class Chromium:
             options.add_argument(flag)
         self.profile_dir = tempfile.mkdtemp(prefix="sdgym-chromium-")
         options.add_argument(f"--user-data-dir={self.profile_dir}")
+        self._watchdog = start_watchdog(self.profile_dir)
         # A driver path in Service makes selenium skip Selenium Manager (no download, no SE_OFFLINE
         # needed): DriverFinder only runs the manager when neither path is given.
-        service = Service(executable_path=chromedriver_path or find_chromedriver() or "")
+        service = session_service(
+            self._watchdog,
+            executable_path=chromedriver_path or find_chromedriver() or "",
+            env=browser_environment(self.profile_dir),
+        )
         try:
             self.driver: Any = webdriver.Chrome(service=service, options=options)
         except BaseException:
             with contextlib.suppress(Exception):
                 service.stop()
-            shutil.rmtree(self.profile_dir, ignore_errors=True)
+            _shutdown(None, self.profile_dir, self._watchdog)
             raise
         self.driver.set_page_load_timeout(page_load_timeout)
-        self._finalizer = weakref.finalize(self, _shutdown, self.driver, self.profile_dir)
+        self._finalizer = weakref.finalize(
+            self, _shutdown, self.driver, self.profile_dir, self._watchdog
+        )
 
     @property
     def pids(self) -> list[int]:
@@ -121,6 +142,60 @@ class Chromium:
     def quit(self) -> None:
         """Quit the browser and driver, kill leftovers, remove the profile (idempotent)."""
         self._finalizer()
+
+
+def browser_environment(profile_dir: str) -> dict[str, str]:
+    """The driver's (and so the browser's) environment: XDG dirs inside the profile."""
+    return {
+        **os.environ,
+        "XDG_CONFIG_HOME": os.path.join(profile_dir, "xdg-config"),
+        "XDG_CACHE_HOME": os.path.join(profile_dir, "xdg-cache"),
+    }
+
+
+def start_watchdog(profile_dir: str) -> subprocess.Popen:
+    """The :mod:`~sdgym.envs.webshop.browser_watchdog` of ``profile_dir`` (own session, stdin a
+    pipe only this process writes)."""
+    return subprocess.Popen(
+        [sys.executable, "-I", str(WATCHDOG_SCRIPT), profile_dir],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def _tell(watchdog: subprocess.Popen, line: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        assert watchdog.stdin is not None
+        watchdog.stdin.write(line.encode() + b"\n")
+        watchdog.stdin.flush()
+
+
+@functools.cache
+def _session_service_class() -> type:
+    from selenium.webdriver.chrome.service import Service
+
+    class SessionService(Service):
+        """chromedriver in a new session; its process group is reported to the watchdog as soon
+        as it is spawned."""
+
+        def __init__(self, watchdog: subprocess.Popen, **kwargs: Any) -> None:
+            super().__init__(popen_kw={"start_new_session": True}, **kwargs)
+            self._watchdog = watchdog
+
+        def _start_process(self, path: str) -> None:
+            super()._start_process(path)
+            _tell(self._watchdog, f"group {self.process.pid}")
+
+    return SessionService
+
+
+def session_service(watchdog: subprocess.Popen, **kwargs: Any) -> Any:
+    """A selenium chromedriver ``Service`` (``kwargs``) that starts chromedriver in a new session
+    and tells ``watchdog`` its process group."""
+    return _session_service_class()(watchdog, **kwargs)
 
 
 def _process_tree(driver: Any) -> list[Any]:
@@ -148,11 +223,13 @@ def _running(process: Any) -> bool:
         return False
 
 
-def _shutdown(driver: Any, profile_dir: str) -> None:
-    """Quit ``driver``, then terminate (and if need be kill) what is left of its process tree."""
-    processes = _process_tree(driver)
-    with contextlib.suppress(Exception):
-        driver.quit()
+def _shutdown(driver: Any, profile_dir: str, watchdog: subprocess.Popen | None = None) -> None:
+    """Quit ``driver``, then terminate (and if need be kill) what is left of its process tree;
+    then dismiss the watchdog."""
+    processes = _process_tree(driver) if driver is not None else []
+    if driver is not None:
+        with contextlib.suppress(Exception):
+            driver.quit()
     if processes:
         import psutil
 
@@ -166,3 +243,13 @@ def _shutdown(driver: Any, profile_dir: str) -> None:
                 process.kill()
         psutil.wait_procs(alive, timeout=3)
     shutil.rmtree(profile_dir, ignore_errors=True)
+    if watchdog is not None:
+        _tell(watchdog, "done")
+        with contextlib.suppress(OSError, ValueError):
+            assert watchdog.stdin is not None
+            watchdog.stdin.close()
+        try:
+            watchdog.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            watchdog.kill()
+            watchdog.wait()

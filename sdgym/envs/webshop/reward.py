@@ -333,3 +333,42 @@ def purchase_reward(
     info["w_option"] = len(wanted_options) / denominator
     info["w_price"] = 1 / denominator
     return total, info
+
+
+# ----------------------------------------------------------------- upstream's names
+# ``web_agent_site/engine/goal.py`` names and signatures, so code and tests port without a
+# rename table. Differences, all outside upstream's own tests: a goal without attributes gives
+# ``r_attr = 0`` (upstream divides by zero); dict goal options are matched by value (upstream
+# passes ``(name, value)`` pairs to the fuzzy matcher, which adds the name's tokens).
+
+
+def get_type_reward(purchased_product: Mapping[str, Any], goal: Mapping[str, Any]) -> dict[str, Any]:
+    """Upstream's ``get_type_reward``: :func:`type_reward`."""
+    return type_reward(purchased_product, goal)
+
+
+def get_attribute_reward(
+    purchased_product: Mapping[str, Any], goal: Mapping[str, Any]
+) -> tuple[float, int]:
+    """Upstream's ``get_attribute_reward``: :func:`attribute_reward`."""
+    return attribute_reward(purchased_product, goal)
+
+
+def get_option_reward(
+    purchased_options: Iterable[str], goal_options: Iterable[str]
+) -> tuple[float | None, int]:
+    """Upstream's ``get_option_reward``: :func:`option_reward`."""
+    return option_reward(purchased_options, goal_options)
+
+
+def get_reward(
+    purchased_product: Mapping[str, Any],
+    goal: Mapping[str, Any],
+    price: float,
+    options: Mapping[str, str],
+    **kwargs: Any,
+) -> float | tuple[float, dict[str, Any]]:
+    """Upstream's ``get_reward``: the total reward, or ``(total, factors)`` with
+    ``verbose=True`` (:func:`purchase_reward`)."""
+    total, info = purchase_reward(purchased_product, goal, price, options)
+    return (total, info) if kwargs.get("verbose", False) else total

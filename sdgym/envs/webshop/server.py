@@ -117,6 +117,12 @@ class BackgroundServer:
         self.stop()
 
 
+def check_port(port: int) -> None:
+    """Raise ValueError unless ``port`` is a TCP port number (0 = any free one)."""
+    if not 0 <= int(port) <= 65535:
+        raise ValueError(f"port {port} is not a TCP port (use 0-65535; 0 picks a free one)")
+
+
 def serve_until_interrupted(
     app: Any,
     port: int = 0,
@@ -129,6 +135,7 @@ def serve_until_interrupted(
     ``host`` defaults to ``127.0.0.1``; a non-loopback one needs ``allow_remote=True``.
     """
     check_host(host, allow_remote)
+    check_port(port)
     if threading.current_thread() is threading.main_thread():
         # Ctrl-C must stop the server even when the launcher left SIGINT ignored
         signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -10,14 +10,11 @@ import pytest
 pytest.importorskip("alfworld")
 pytest.importorskip("textworld")
 
-import gymnasium as gym  # noqa: E402
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 import sdgym  # noqa: E402, F401
 from sdgym.envs.alfworld import expert as expert_module  # noqa: E402
 from sdgym.envs.alfworld.env import ALFWorldEnv  # noqa: E402
-from sdgym.envs.alfworld.game_io import GAME_FILE, TRAJ_FILE, read_game  # noqa: E402
-from sdgym.envs.alfworld.generator import game_folder  # noqa: E402
 
 FUZZ = [
     "",
@@ -108,36 +105,6 @@ def test_memoised_engine_gives_identical_trajectories() -> None:
         env.close()
         traces.append(json.dumps(trace))
     assert traces[0] == traces[1]
-
-
-@pytest.mark.slow
-def test_loader_reads_official_layout(tmp_path) -> None:
-    """An official-style folder: initial_state.pddl + traj_data.json (no game.tw-pddl)."""
-    source = read_game(game_folder("easy", 0))
-    trial = (
-        tmp_path
-        / "json_2.1.1"
-        / "valid_seen"
-        / "pick_and_place_simple-KeyChain-None-SideTable-1"
-        / "trial_T0"
-    )
-    trial.mkdir(parents=True)
-    (trial / "initial_state.pddl").write_text(source.game["pddl_problem"])
-    traj = {k: v for k, v in source.traj.items() if k in ("task_type", "pddl_params", "scene")}
-    (trial / TRAJ_FILE).write_text(json.dumps(traj))
-    env = gym.make("sdgym/ALFWorld-v0", data_path=str(tmp_path))
-    try:
-        obs, info = env.reset(options={"split": "test", "task_index": 0})
-        assert env.unwrapped.task_count("train") == 1
-        params = source.traj["pddl_params"]
-        goal = f"put a {params['object_target'].lower()} in {params['parent_target'].lower()}."
-        assert source.task_type == "pick_and_place_simple" and f"Your task is to: {goal}" in obs
-        for action in info["privileged"]["expert_plan"]:
-            _, _, terminated, _, info = env.step(action)
-        assert info["won"] and terminated
-    finally:
-        env.close()
-    assert not (trial / GAME_FILE).exists()
 
 
 def _deviate_then_follow_expert(env: ALFWorldEnv, split: str, index: int, seed: int) -> dict:

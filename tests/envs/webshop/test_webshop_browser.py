@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import signal
+import subprocess
+import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -192,3 +198,64 @@ def test_failed_start_cleans_up(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(RuntimeError, match="no browser today"):
         WebShopEnv(size="tiny", mode="browser")
     assert started and not started[0].running
+
+
+OWNER_SCRIPT = """
+import json, os, sys, time
+from sdgym.envs.webshop.env import WebShopEnv
+env = WebShopEnv(size="tiny", mode="browser")
+env.reset(options={"split": "test", "task_index": 0})
+chromium = env._browser.chromium
+driver_pid = chromium.driver.service.process.pid
+print(json.dumps({"session": os.getsid(driver_pid), "profile": chromium.profile_dir}), flush=True)
+time.sleep(600)
+"""
+
+
+def _session_members(session: int) -> list[psutil.Process]:
+    members = []
+    for process in psutil.process_iter():
+        try:
+            if os.getsid(process.pid) == session and process.status() != psutil.STATUS_ZOMBIE:
+                members.append(process)
+        except (OSError, psutil.Error):
+            continue
+    return members
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM"])
+def test_killed_owner_leaves_no_browser_and_no_profile(tmp_path, signal_name: str) -> None:
+    """The Python process owning a browser-mode env is killed: chromedriver, Chromium and its
+    helpers go, the /tmp profile goes, and nothing was written under ~/.config/chromium."""
+    home = tmp_path / "home"
+    home.mkdir()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    environ.update(HOME=str(home), PYTHONPATH=os.pathsep.join(sys.path))
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER_SCRIPT], stdout=subprocess.PIPE, env=environ, text=True
+    )
+    session = None
+    try:
+        line = owner.stdout.readline()
+        assert line, "the owner process died before its browser started"
+        started = json.loads(line)
+        session, profile = started["session"], started["profile"]
+        assert os.path.isdir(profile) and len(_session_members(session)) >= 2
+        owner.send_signal(getattr(signal, signal_name))
+        owner.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (_session_members(session) or os.path.exists(profile)):
+            time.sleep(0.1)
+        left = [p.name() for p in _session_members(session)]
+        assert left == [], f"{signal_name} of the owner left {left} running"
+        assert not os.path.exists(profile)
+        assert not (home / ".config" / "chromium").exists()
+        assert not (home / ".cache" / "chromium").exists()
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
+        for process in _session_members(session) if session else []:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
