@@ -1,8 +1,8 @@
 """Train sdgym's shipped warm start ``searchqa-hasty-sft`` with ``trl.GRPOTrainer`` on Search-QA.
 
 Multi-turn episodes (search, read, answer) through :class:`agents.trl.SdgymRollout`; the reward
-is the episode's exact-match score (:func:`agents.trl.episode_reward`). Runs on a CPU in about a
-second per step at the defaults::
+is the episode's exact-match score (:func:`agents.trl.episode_reward`). Runs on a CPU at a few
+seconds per step at the defaults (2.5-5 s measured on a shared 2-core machine)::
 
     pip install 'sdgym[trl,searchqa]'
     python examples/trl_grpo_searchqa.py --steps 4 --output-dir runs/trl-searchqa
