@@ -76,6 +76,17 @@ def prompt_record(env_id: str, limits: PromptLimits) -> dict[str, Any]:
             "usage": USAGE}
 
 
+def recorded_prompt_limits(folder: str | Path) -> PromptLimits | None:
+    """The prompt limits in ``folder``'s ``sdgym_prompt.json`` (``None``: the folder has no record)."""
+    path = Path(folder) / RECORD_FILE
+    if not path.is_file():
+        return None
+    try:
+        return PromptLimits.from_dict(json.loads(path.read_text())["limits"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path}: not a valid sdgym prompt record ({error})") from error
+
+
 def add_prompt_format(folder: Path, env_id: str, limits: PromptLimits) -> None:
     """Add the ``sdgym`` chat template and ``sdgym_prompt.json`` to the model folder ``folder``."""
     from transformers import AutoTokenizer

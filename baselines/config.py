@@ -110,6 +110,10 @@ class TrainConfig:
         if self.env_id not in gym.registry:
             known = sorted(k for k in gym.registry if k.startswith("sdgym/"))
             raise ValueError(f"unknown env_id {self.env_id!r}; choose from {known}")
+        if self.backend == "openai":
+            raise ValueError("training takes backend 'hf' or 'vllm', not 'openai': samples from a "
+                             "remote server are off-policy unless it reloads the trained weights "
+                             "after every update (sdgym eval/rollout take --backend openai)")
         if self.backend not in ("hf", "vllm"):
             raise ValueError(f"backend must be 'hf' or 'vllm', got {self.backend!r}")
         if self.ray_num_workers < 1:

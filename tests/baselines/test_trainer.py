@@ -185,6 +185,8 @@ def test_vllm_backend_samples_with_the_trained_weights_after_every_update(tmp_pa
 def test_unknown_backend_is_rejected() -> None:
     with pytest.raises(ValueError, match="backend must be 'hf' or 'vllm'"):
         load_preset("cpu-smoke", backend="sglang")
+    with pytest.raises(ValueError, match="not 'openai': samples from a remote server are off-policy"):
+        load_preset("cpu-smoke", backend="openai")
 
 
 @pytest.mark.parametrize(("override", "message"), [
