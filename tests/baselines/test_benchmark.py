@@ -157,3 +157,29 @@ def test_worker_processes_give_the_one_after_another_records(tmp_path) -> None:
     assert sorted(seen) == ["done"] * 6 + ["failed"] * 2
     assert (tmp_path / "pooled" / "cells" / "train-SearchQA-v0-broken-seed1" /
             "failure.json").exists()
+
+
+@pytest.mark.slow
+def test_reduced_cpu_mini_reports_every_planned_cell_and_seed(tmp_path) -> None:
+    """cpu-mini cut down (two methods, one baseline env, tiny panels, 1 step) but with its three
+    training seeds, its warm start and its worker processes: every planned cell is in the
+    results, and each trained row rests on all seeds with an interval."""
+    import dataclasses
+
+    full = load_benchmark_preset("cpu-mini")
+    preset = dataclasses.replace(
+        full, methods=["grpo", "sdar"], baseline_envs=["sdgym/SearchQA-v0"], ppo_envs=[],
+        baseline_episodes=4, baseline_seeds=2,
+        train_overrides={**full.train_overrides, "steps": 1, "val_every": 1, "val_episodes": 8,
+                         "test_episodes": 12, "checkpoint_every": 1})
+    cells, _ = plan(preset)
+    result = run_matrix(preset, tmp_path, jobs=2)
+    assert not result["failures"] and result["planned"] == len(cells) == 2 + 3 * 3
+    assert sorted(r["cell"] for r in result["records"]) == sorted(c.key for c in cells)
+    report = write_report(result, tmp_path, "reduced cpu-mini").read_text()
+    for method in ("sft-start", "grpo", "sdar"):
+        line = next(x for x in report.splitlines() if x.startswith(f"| {method} |"))
+        assert f"| {len(full.seeds)} × 12 × 1 |" in line and "[" in line.split(" | ")[4], line
+    assert "**RL effect**" in report and "**Power**" in report
+    sdar = summarise(result["records"])["sdgym/SearchQA-v0"]["sdar"]
+    assert sdar["seeds"] == 3 and sdar["auc"].low is not None  # AUC interval over seeds
