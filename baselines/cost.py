@@ -20,9 +20,9 @@ PHASES: tuple[str, ...] = (
     "validation", "checkpoint", "test",
 )
 """The phases every run times (DESIGN.md §3)."""
-NOT_TRAINING_PHASES: tuple[str, ...] = ("setup", "sft", "test")
+NOT_TRAINING_PHASES: tuple[str, ...] = ("setup", "sft", "validation", "test")
 """Timed too, but not training cost: loading the model and envs, building the SFT warm start,
-the final test evaluation."""
+validation (the protocol's measurement, the teacher acting included) and the final test."""
 
 FORWARD_TOKEN_KINDS: tuple[str, ...] = (
     "generation_context", "old_context", "teacher_context", "reference_context")
