@@ -60,7 +60,9 @@ def test_privileged_fields_only_on_request() -> None:
 def test_limits_come_from_the_model_record_unless_given() -> None:
     assert prompt_limits_for("searchqa-hasty-sft") == PromptLimits(history=0, observation_chars=600)
     assert prompt_limits_for("searchqa-hasty-sft", {"history": 3}) == PromptLimits(history=3)
-    assert prompt_limits_for("no-such-model") == PromptLimits()
+    assert prompt_limits_for(None) == PromptLimits()
+    with pytest.raises(ValueError, match="no-such-model"):  # a model that is nowhere is named
+        prompt_limits_for("no-such-model")
 
 
 def test_unknown_split_is_a_one_line_error() -> None:

@@ -52,6 +52,12 @@ def test_smoke_run_logs_phases_validation_and_summary(tmp_path) -> None:
     assert [s for s, _ in summary["validation"]] == [0, 1, 2]
     assert 0.0 <= summary["auc"] <= 1.0 and summary["tokens"]["generated"] > 0
     assert len(final["success_per_seed"]) == 2
+    after = trainer.summary()  # the test is timed too, but, like setup and validation, not cost
+    cpu = after["phase_cpu_seconds_total"]
+    assert cpu["setup"] > 0 and cpu["validation"] > 0 and cpu["test"] > 0
+    assert after["train_cpu_seconds"] == pytest.approx(sum(
+        v for k, v in cpu.items() if k not in ("setup", "sft", "validation", "test")))
+    assert after["train_cpu_seconds"] == pytest.approx(summary["train_cpu_seconds"])
     config = json.loads((trainer.run_dir / "config.json").read_text())
     assert config["head"]["name"] == "grpo" and config["teacher_forward_counts_as_cost"] is True
 
