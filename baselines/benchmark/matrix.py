@@ -236,11 +236,12 @@ def run_matrix(
     elif dispatch is None:
         from baselines.benchmark.process_dispatch import run_cells_in_processes
 
-        outcomes = run_cells_in_processes(pending, preset, out, runner, jobs)
+        outcomes = run_cells_in_processes(pending, attempt_cell, (preset, out, runner), jobs)
     else:
         from baselines.benchmark.ray_dispatch import run_cells_on_ray
 
-        outcomes = run_cells_on_ray(pending, preset, out, runner, dispatch)
+        outcomes = run_cells_on_ray(pending, attempt_cell, (preset, out, runner), dispatch,
+                                    preset.retries)
     for cell, (record, errors) in outcomes:
         folder = out / "cells" / cell.key
         if record is not None:

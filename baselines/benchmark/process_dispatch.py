@@ -18,11 +18,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from baselines.benchmark.matrix import BenchmarkPreset, Cell, CellOutcome
+from typing import Any
 
 
 def usable_cores() -> int:
@@ -40,24 +36,21 @@ def _start_worker() -> None:
 
 
 def run_cells_in_processes(
-    cells: Sequence[Cell],
-    preset: BenchmarkPreset,
-    out: Path,
-    runner: Callable[[Cell, BenchmarkPreset, Path], dict[str, Any]],
+    cells: Sequence[Any],
+    attempt: Callable[..., Any],
+    args: tuple[Any, ...],
     jobs: int,
-) -> Iterator[tuple[Cell, CellOutcome]]:
-    """Run ``cells`` (with their retries) on ``jobs`` reused worker processes; yield
-    ``(cell, (record, errors))`` as each finishes. ``runner`` must be picklable (a module-level
-    function)."""
-    from baselines.benchmark.matrix import attempt_cell
-
+) -> Iterator[tuple[Any, Any]]:
+    """Run ``attempt(cell, *args)`` for every cell on ``jobs`` reused worker processes; yield
+    ``(cell, (record, errors))`` as each finishes. ``attempt`` and ``args`` must be picklable
+    (module-level functions)."""
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_start_worker)
     try:
-        futures: dict[Future, Cell] = {
-            pool.submit(attempt_cell, cell, preset, out, runner): cell for cell in cells}
+        futures: dict[Future, Any] = {
+            pool.submit(attempt, cell, *args): cell for cell in cells}
         for future in as_completed(futures):
             cell = futures[future]
             try:

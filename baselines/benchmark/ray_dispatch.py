@@ -1,6 +1,6 @@
 """Benchmark cells as Ray tasks: the matrix's pending cells run concurrently on a Ray cluster.
 
-Each task runs one cell with its retries (:func:`baselines.benchmark.matrix.attempt_cell`) and
+Each task runs one cell with its retries (the matrix passes its ``attempt_cell``) and
 returns the record or the errors; the driver writes ``result.json`` / ``failure.json`` exactly
 as the local path does, so resuming and reporting are unchanged. A task whose worker process dies
 is retried by Ray (``retries`` times), then recorded as a failed cell.
@@ -13,13 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agents.ray_runtime import acquire_ray, import_ray, release_ray
-
-if TYPE_CHECKING:
-    from baselines.benchmark.matrix import BenchmarkPreset, Cell, CellOutcome
 
 
 @dataclass(frozen=True)
@@ -38,22 +34,21 @@ class RayDispatch:
 
 
 def run_cells_on_ray(
-    cells: Sequence[Cell],
-    preset: BenchmarkPreset,
-    out: Path,
-    runner: Callable[[Cell, BenchmarkPreset, Path], dict[str, Any]],
+    cells: Sequence[Any],
+    attempt: Callable[..., Any],
+    args: tuple[Any, ...],
     dispatch: RayDispatch,
-) -> Iterator[tuple[Cell, CellOutcome]]:
-    """Submit every cell as a Ray task; yield ``(cell, (record, errors))`` as each finishes."""
-    from baselines.benchmark.matrix import attempt_cell
-
+    retries: int = 0,
+) -> Iterator[tuple[Any, Any]]:
+    """Submit ``attempt(cell, *args)`` for every cell as a Ray task (Ray retries a dead worker
+    ``retries`` times); yield ``(cell, (record, errors))`` as each finishes."""
     acquire_ray(dispatch.address)
     ray = import_ray()
     try:
-        task = ray.remote(attempt_cell).options(
+        task = ray.remote(attempt).options(
             num_cpus=dispatch.cpus_per_cell, num_gpus=dispatch.gpus_per_cell,
-            max_retries=preset.retries)
-        pending = {task.remote(cell, preset, out, runner): cell for cell in cells}
+            max_retries=retries)
+        pending = {task.remote(cell, *args): cell for cell in cells}
         while pending:
             finished, _ = ray.wait(list(pending), num_returns=1)
             cell = pending.pop(finished[0])
