@@ -3,8 +3,8 @@
 Runs ``sdgym train --preset cpu-mini --method grpo`` for a few steps ``rounds`` times alone and
 ``rounds`` times while ``hogs`` busy-loop processes compete for the cores, alternating (alone,
 loaded, alone, loaded, …), and prints for each cost measure the loaded/alone ratio (median and
-min–max over rounds): training wall seconds, and training process CPU seconds (the measure the
-benchmark report compares on CPU). The hogs are killed when the script ends, also on error.
+min–max over rounds): training wall seconds, training process CPU seconds, and the model-FLOP
+estimate from exact token counts (the measure the benchmark report compares on CPU by default). The hogs are killed when the script ends, also on error.
 
 Usage: ``python benchmarks/cost_under_load.py [--rounds 3] [--hogs 2] [--steps 4]``.
 """
@@ -24,7 +24,7 @@ HOG = "while True: pass"
 
 
 def train_once(out: Path, steps: int) -> dict:
-    command = ["sdgym", "train", "--preset", "cpu-mini", "--method", "grpo", "--steps", str(steps),
+    command = [sys.executable, "-m", "sdgym.cli", "train", "--preset", "cpu-mini", "--method", "grpo", "--steps", str(steps),
                "--no-eval", "--out", str(out), "--set", "val_episodes=4",
                "--set", f"val_every={steps}"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -38,7 +38,8 @@ def main() -> int:
     parser.add_argument("--hogs", type=int, default=2)
     parser.add_argument("--steps", type=int, default=4)
     args = parser.parse_args()
-    ratios: dict[str, list[float]] = {"train_seconds": [], "train_cpu_seconds": []}
+    ratios: dict[str, list[float]] = {"train_seconds": [], "train_cpu_seconds": [],
+                                      "train_flops_estimate": []}
     with tempfile.TemporaryDirectory() as tmp:
         train_once(Path(tmp) / "warm", args.steps)  # warm caches, imports and the page cache
         for index in range(args.rounds):

@@ -22,6 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Ray cluster to dispatch cells to (implies --ray), e.g. 'auto'")
     parser.add_argument("--ray-cpus-per-cell", type=float, default=1.0,
                         help="CPUs each cell task holds (default 1)")
+    parser.add_argument("--cost-measure", choices=("flops", "cpu", "wall"), default=None,
+                        help="the report's training-cost measure (default: flops on CPU, wall "
+                             "on GPU)")
     parser.add_argument("--ray-gpus-per-cell", type=float, default=0.0,
                         help="GPUs each cell task holds (default 0)")
 
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"sdgym benchmark: --jobs must be >= 1, got {jobs}")
     result = run_matrix(preset, out, on_cell=lambda c, s: console.print(f"{s:>7}  {c.key}"),
                         dispatch=dispatch, jobs=jobs)
-    report = write_report(result, out, f"sdgym benchmark — {preset.name}")
+    report = write_report(result, out, f"sdgym benchmark — {preset.name}", args.cost_measure)
     console.print(report.read_text(), markup=False, highlight=False)  # Markdown as written
     console.print(f"report: {report}")
     return 1 if result["failures"] else 0

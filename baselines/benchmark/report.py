@@ -5,10 +5,11 @@ seeds it rests on; final test success (mean and IQM, 95% stratified-bootstrap in
 training seeds × tasks, :mod:`baselines.benchmark.statistics`); the paired difference to GRPO on
 the same tasks and seeds with its interval, and the probability of improvement; validation AUC
 (interval over training seeds when there are several); the largest validation drop; and the
-training cost with its ratio to GRPO's, on a load-robust measure (process CPU seconds) where the
-records have it. Then the framing of "More Methods, Better Agents?" computed from those
-intervals. Plots: validation curves with a band over training seeds, final success vs cost with
-error bars, and a performance profile per env.
+training cost with its ratio to GRPO's, on a load-robust measure (model FLOPs from exact token
+counts on CPU, where process CPU seconds moved up to 20% between identical runs; wall seconds on a
+GPU), the other measures' ratios beside it. Then the framing of "More Methods, Better Agents?"
+computed from those intervals. Plots: validation curves with a band over training seeds, final
+success vs cost with error bars, and a performance profile per env.
 """
 
 from __future__ import annotations
@@ -35,15 +36,32 @@ from baselines.benchmark.statistics import (
 )
 from baselines.metrics import largest_drop
 
+FLOP_MEASURE = "model FLOPs"
 CPU_MEASURE = "process CPU seconds"
 WALL_MEASURE = "wall seconds"
+COST_MEASURES: dict[str, tuple[str, str]] = {
+    "flops": (FLOP_MEASURE, "train_flops_estimate"),
+    "cpu": (CPU_MEASURE, "train_cpu_seconds"),
+    "wall": (WALL_MEASURE, "train_seconds"),
+}
+"""``--cost-measure`` choices: the report's name for each and the record field it reads."""
 
 
-def _cost(record: dict[str, Any]) -> tuple[float | None, str]:
-    if record.get("train_cpu_seconds") is not None and record.get("device", "cpu") == "cpu":
-        return float(record["train_cpu_seconds"]), CPU_MEASURE
-    value = record.get("train_seconds")
-    return (None if value is None else float(value)), WALL_MEASURE
+def default_cost_measure(records: list[dict[str, Any]]) -> str:
+    """``flops`` on CPU (exact token counts: the same cell gives the same cost under any load,
+    where CPU seconds moved up to 20% between two identical runs), ``wall`` on GPU (a dedicated
+    device), ``cpu`` for records without FLOP estimates (older runs)."""
+    trained = [r for r in records if r.get("kind") == "train"]
+    if any(r.get("device", "cpu") != "cpu" for r in trained):
+        return "wall"
+    if trained and all(r.get("train_flops_estimate") for r in trained):
+        return "flops"
+    return "cpu"
+
+
+def _cost(record: dict[str, Any], measure: str) -> float | None:
+    value = record.get(COST_MEASURES[measure][1])
+    return None if value is None else float(value)
 
 
 def _final(group: list[dict[str, Any]], matrix: ScoreMatrix | None) -> tuple[Interval, Interval | None]:
@@ -62,8 +80,14 @@ def _mean_curve(group: list[dict[str, Any]]) -> list[tuple[float, float, float, 
     return [(s, statistics.fmean(v), min(v), max(v)) for s, v in sorted(by_step.items())]
 
 
-def summarise(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
-    """``{env: {method: row}}``: one row per method, its training seeds pooled."""
+def summarise(records: list[dict[str, Any]], cost_measure: str | None = None,
+              ) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{env: {method: row}}``: one row per method, its training seeds pooled. ``cost`` and
+    ``cost_ratio`` are on ``cost_measure`` (a :data:`COST_MEASURES` key; default
+    :func:`default_cost_measure`); every row also has its FLOP, CPU-second and wall ratios."""
+    measure = cost_measure or default_cost_measure(records)
+    if measure not in COST_MEASURES:
+        raise ValueError(f"unknown cost measure {measure!r}; choose one of {sorted(COST_MEASURES)}")
     cells: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         cells[(record["env_id"], record["method"])].append(record)
@@ -72,9 +96,11 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, An
         matrix = score_matrix(group)
         final, iqm = _final(group, matrix)
         curve = _mean_curve(group)
-        costs = [_cost(r) for r in group if r["kind"] != "baseline"]
-        values = [c for c, _ in costs if c is not None]
-        flops = [r["train_flops_estimate"] for r in group if r.get("train_flops_estimate")]
+        trained = [r for r in group if r["kind"] != "baseline"]
+        means = {}
+        for key in COST_MEASURES:
+            values = [v for r in trained for v in [_cost(r, key)] if v]
+            means[key] = statistics.fmean(values) if values else None
         per_seed_drop = [largest_drop([v for _, v in r["validation"]]) for r in group
                          if r.get("validation")]
         table[env_id][method] = {
@@ -87,9 +113,9 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, An
             "auc_spread": (max(r["auc"] for r in group) - min(r["auc"] for r in group))
             if curve and len(group) > 1 else None,
             "largest_drop": statistics.fmean(per_seed_drop) if per_seed_drop else None,
-            "cost": statistics.fmean(values) if values else None,
-            "flops": statistics.fmean(flops) if flops else None,
-            "cost_measure": costs[0][1] if costs else WALL_MEASURE,
+            "cost": means[measure],
+            "costs": means,
+            "cost_measure": COST_MEASURES[measure][0],
             "train_seconds": statistics.fmean([r.get("train_seconds") or 0.0 for r in group]),
             "curve": curve,
             "seeds": len(group),
@@ -97,18 +123,22 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, An
             "rollouts": matrix.rollout_seeds if matrix else None,
         }
     for rows in table.values():
-        base = rows.get("grpo", {}).get("cost")
-        base_flops = rows.get("grpo", {}).get("flops")
+        grpo = rows.get("grpo", {}).get("costs", {})
         for row in rows.values():
-            row["cost_ratio"] = (row["cost"] / base if base and row["cost"] is not None
-                                 and row["kind"] == "train" else None)
-            row["flops_ratio"] = (row["flops"] / base_flops if base_flops and row["flops"]
-                                  and row["kind"] == "train" else None)
+            row["ratios"] = {key: (row["costs"][key] / grpo[key]
+                                   if grpo.get(key) and row["costs"][key] is not None
+                                   and row["kind"] == "train" else None)
+                             for key in COST_MEASURES}
+            row["cost_ratio"] = row["ratios"][measure]
     return table
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _fmt_cost(value: float | None) -> str:
+    return "–" if value is None else (f"{value:.3g}" if value >= 1e5 else f"{value:.1f}")
 
 
 def _fmt_interval(value: Interval | None, signed: bool = False) -> str:
@@ -190,15 +220,24 @@ def power_lines(table: dict[str, dict[str, dict[str, Any]]], compared: list[Comp
                     "difference this run is too small to see.")]
 
 
-def write_report(result: dict[str, Any], out: str | Path, title: str) -> Path:
-    """Write ``report.md`` and the plots into ``out``; return the report path."""
+def _other_ratios(row: dict[str, Any], measure: str) -> str:
+    names = {"flops": "FLOPs", "cpu": "CPU s", "wall": "wall s"}
+    parts = [f"{names[key]} {value:.2f}" for key, value in row["ratios"].items()
+             if key != measure and value is not None]
+    return " · ".join(parts) or "–"
+
+
+def write_report(result: dict[str, Any], out: str | Path, title: str,
+                 cost_measure: str | None = None) -> Path:
+    """Write ``report.md`` and the plots into ``out``; return the report path. ``cost_measure``:
+    a :data:`COST_MEASURES` key (default :func:`default_cost_measure`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    table = summarise(result["records"])
+    key = cost_measure or default_cost_measure(result["records"])
+    table = summarise(result["records"], key)
     compared = comparisons(table)
     by_method = {(c.env_id, c.method): c for c in compared}
-    measure = next((r["cost_measure"] for rows in table.values() for r in rows.values()
-                    if r["kind"] == "train"), CPU_MEASURE)
+    measure = COST_MEASURES[key][0]
     lines = [f"# {title}", ""]
     lines += [f"- {line}" for line in framing_lines(compared, measure) + stability_lines(table)
               + rl_effect_lines(table) + power_lines(table, compared)]
@@ -206,14 +245,17 @@ def write_report(result: dict[str, Any], out: str | Path, title: str) -> Path:
     lines += [f"Intervals: 95%, stratified bootstrap over training seeds × test tasks (rliable); "
               f"Δ is the paired difference to GRPO on the same tasks and seeds. Cost: {measure} "
               "of training (rollout, teacher and reference forwards, update; validation and "
-              "test excluded); FLOP ratio: the 2·N / 6·N per-token estimate from exact token "
-              "counts (load-free, model compute only).", ""]
+              "test excluded). Model FLOPs are the 2·N (forward) / 6·N (forward + backward) "
+              "per-token estimate from exact token counts: load cannot change them, but they "
+              "count model compute only (not env steps, attention's context term or Python). "
+              "Process CPU seconds are measured and move with machine load (up to ±20% per "
+              "cell on a shared CPU); wall seconds move more.", ""]
     for env_id in sorted(table):
         rows = table[env_id]
         lines += [f"## {env_id}", "",
                   "| method | kind | model | seeds × tasks × rollouts | final success [95% CI] | "
                   "IQM [95% CI] | Δ vs GRPO [95% CI] | P(> GRPO) | AUC [95% CI] | largest drop | "
-                  f"cost ({measure}) | cost ratio | FLOP ratio |",
+                  f"cost ({measure}) | cost ratio | other cost ratios |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         order = sorted(rows, key=lambda m: ({"baseline": 0, "start": 1, "train": 2}[rows[m]["kind"]],
                                             m != "grpo", m))
@@ -227,8 +269,8 @@ def write_report(result: dict[str, Any], out: str | Path, title: str) -> Path:
                 f"{_fmt_interval(row['final'])} | {_fmt_interval(row['iqm'])} | "
                 f"{_fmt_interval(c.difference, signed=True) if c else '–'} | "
                 f"{_fmt_interval(c.improvement) if c else '–'} | {_fmt_interval(row['auc'])} | "
-                f"{_fmt(row['largest_drop'], 2)} | {_fmt(row['cost'], 1)} | "
-                f"{_fmt(row['cost_ratio'], 2)} | {_fmt(row['flops_ratio'], 2)} |")
+                f"{_fmt(row['largest_drop'], 2)} | {_fmt_cost(row['cost'])} | "
+                f"{_fmt(row['cost_ratio'], 2)} | {_other_ratios(row, key)} |")
         lines.append("")
     missing = result.get("failures", []) + [{"cell": n, "error": ""} for n in result.get("notes", [])]
     lines += ["## Missing", ""]

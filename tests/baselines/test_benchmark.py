@@ -33,7 +33,8 @@ def _fake_runner(cell, preset, out):
             "success_per_seed": per_seed, "outcomes": outcomes, "validation": curve,
             "auc": _auc(curve, 10) if curve else None,
             "train_seconds": 20.0 if cell.method == "sdar" else 10.0,
-            "train_cpu_seconds": 19.0 if cell.method == "sdar" else 9.5, "cell": cell.key}
+            "train_cpu_seconds": 19.0 if cell.method == "sdar" else 9.5,
+            "train_flops_estimate": 3.0e9 if cell.method == "sdar" else 2.0e9, "cell": cell.key}
 
 
 def test_matrix_skips_finished_cells_and_records_failures(tmp_path) -> None:
@@ -55,14 +56,21 @@ def test_matrix_skips_finished_cells_and_records_failures(tmp_path) -> None:
     report = write_report(second, tmp_path, "test").read_text()
     assert "train-SearchQA-v0-broken-seed0" in report and "cell exploded" in report
     table = summarise(second["records"])["sdgym/SearchQA-v0"]
-    assert table["sdar"]["cost_ratio"] == pytest.approx(2.0)  # on process CPU seconds
+    assert table["sdar"]["cost_ratio"] == pytest.approx(1.5)  # on model FLOPs, the CPU default
+    assert table["sdar"]["ratios"] == pytest.approx({"flops": 1.5, "cpu": 2.0, "wall": 2.0})
+    by_cpu = summarise(second["records"], "cpu")["sdgym/SearchQA-v0"]
+    assert by_cpu["sdar"]["cost_ratio"] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="unknown cost measure 'joules'"):
+        summarise(second["records"], "joules")
     assert table["sdar"]["final"].point == pytest.approx(0.7)
     assert "**1 of 1 methods beat GRPO**" in report and "sdar (1/1)" in report
     assert "1 training seed(s) × 40 test tasks" in report
-    assert "**1 of 1 method-vs-GRPO comparisons took more training cost** (process CPU seconds)" \
-        in report
+    assert "**1 of 1 method-vs-GRPO comparisons took more training cost** (model FLOPs)" in report
     sdar = next(x for x in report.splitlines() if x.startswith("| sdar |"))
     assert "| 1 × 40 × 2 |" in sdar and "0.700 [" in sdar and "+0.300 [+" in sdar
+    assert "| 3e+09 | 1.50 | CPU s 2.00 · wall s 2.00 |" in sdar
+    by_wall = write_report(second, tmp_path / "wall", "test", "wall").read_text()
+    assert "comparisons took more training cost** (wall seconds)" in by_wall
     assert "SearchQA-v0: GRPO is not distinguishable from its warm start, Δ +0.000" in report
     power = next(x for x in report.splitlines() if "**Power**" in x)
     assert "(target ±0.05)" in power and "targets not met" in power  # 40 tasks cannot give ±0.05
