@@ -50,6 +50,13 @@ AB_RATIOS = [
     ("ScienceWorld: sdgym step (admissible on every step) vs raw scienceworld env.step",
      "test_scienceworld_bench.py::test_step_ratios_vs_raw_with_py4j_latency",
      "admissible_on_speedup", ("raw_py4j_call_us_median", "raw_steps_per_s")),
+    *[(f"Generation, {label}: HF backend fast path vs {anchor}",
+       f"test_generation_bench.py::test_generation_speed[{shape}]", prefix,
+       ("fast_tokens_per_s_median",))
+      for shape, label in (("distinct64", "64 distinct prompts"),
+                           ("grpo16x4", "GRPO-shaped 16 prompts x 4"))
+      for prefix, anchor in (("over_plain_loop", "the plain loop (previous path)"),
+                             ("over_generate", "transformers generate()"))],
     ("Search-QA: bm25s vs warm Lucene, single query (100k passages)",
      "test_searchqa_bench.py::test_bm25_vs_warm_lucene_single_query", "speedup",
      ("top10_overlap", "lucene_warmup_queries")),

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from agents.backends.base import FinishReason, Generation, PolicyBackend, SamplingParams
+from agents.backends.decode_attention import grouped_decoding
+from agents.backends.length_buckets import length_buckets
 
 if TYPE_CHECKING:
     from peft import LoraConfig
@@ -206,6 +208,41 @@ def cut_at_stop(text: str, stops: Sequence[str], include: bool) -> str:
     return text[: index + len(stop)] if include else text[:index]
 
 
+class _DecodeBucket:
+    """Rows decoded together: their KV cache, attention mask and next positions, the rows the
+    forward still runs (in cache order), and the logits of their last prefill position."""
+
+    def __init__(self, rows: list[int], cache: Any, attention_mask: torch.Tensor,
+                 next_pos: torch.Tensor, logits: torch.Tensor) -> None:
+        self.running, self.cache, self.logits = rows, cache, logits
+        self.attention_mask, self.next_pos = attention_mask, next_pos
+        self.rows_tensor = torch.tensor(rows, device=logits.device)
+
+    def decode(self, model: torch.nn.Module, tokens: torch.Tensor,
+               reasons: Sequence[FinishReason | None], logits: torch.Tensor,
+               drop_finished: bool) -> None:
+        """Feed this step's ``tokens`` of the still-running rows; write their next ``logits``.
+        With ``drop_finished``, rows that finished leave the forward (their cache rows are
+        dropped once an eighth of the bucket has finished since the last cut)."""
+        live = [i for i, row in enumerate(self.running) if reasons[row] is None]
+        if not live:
+            return
+        if drop_finished and len(live) <= len(self.running) * 7 // 8:
+            keep = torch.tensor(live, device=self.next_pos.device)
+            self.cache.reorder_cache(keep)
+            self.attention_mask, self.next_pos = self.attention_mask[keep], self.next_pos[keep]
+            self.running = [self.running[i] for i in live]
+            self.rows_tensor = self.rows_tensor[keep]
+        self.attention_mask = torch.cat(
+            [self.attention_mask, self.attention_mask.new_ones(len(self.running), 1)], 1)
+        out = model(input_ids=tokens[self.rows_tensor][:, None],
+                    attention_mask=self.attention_mask, position_ids=self.next_pos,
+                    past_key_values=self.cache, use_cache=True)
+        self.cache = out.past_key_values
+        logits[self.rows_tensor] = out.logits[:, -1, :].float()
+        self.next_pos = self.next_pos + 1
+
+
 class HFBackend(PolicyBackend):
     """Sample from a transformers causal LM on one device, with an optional LoRA adapter.
 
@@ -227,6 +264,16 @@ class HFBackend(PolicyBackend):
             cache rows are dropped once an eighth of the batch has finished since the last cut).
             Sampling still draws for the whole batch, so every row gets the tokens it would get
             without the cut (up to float rounding of the smaller batch's matmuls).
+        length_buckets: Prefill the (distinct) prompts in buckets of similar length, decoded
+            in lockstep (one sampling stream over the whole batch), where the padding saved
+            outweighs the extra forward per step (:mod:`agents.backends.length_buckets`).
+        bucket_cost_per_token: An extra bucket's price in prompt positions, per new token
+            (it adds a forward to every decode step).
+        grouped_decode_attention: Decode steps attend with the query heads grouped onto their
+            key/value heads instead of copying the cache for every head
+            (:mod:`agents.backends.decode_attention`; models on transformers' sdpa only).
+        static_cache: Preallocate the KV cache for prompt + ``max_new_tokens`` (no copy per
+            step); attention-only models only (hybrid models keep the dynamic cache).
     """
 
     def __init__(
@@ -242,6 +289,10 @@ class HFBackend(PolicyBackend):
         attn_implementation: str | None = None,
         share_prompt_prefill: bool = True,
         drop_finished_rows: bool = True,
+        length_buckets: bool = True,
+        bucket_cost_per_token: float = 24.0,
+        grouped_decode_attention: bool = True,
+        static_cache: bool = True,
     ) -> None:
         if isinstance(model, (str, Path)):
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -268,6 +319,10 @@ class HFBackend(PolicyBackend):
         self.max_batch_size = max_batch_size
         self.share_prompt_prefill = share_prompt_prefill
         self.drop_finished_rows = drop_finished_rows
+        self.length_buckets = length_buckets
+        self.bucket_cost_per_token = bucket_cost_per_token
+        self.grouped_decode_attention = grouped_decode_attention
+        self.static_cache = static_cache
         self.pad_token_id = self._pad_id(tokenizer)
         self.eos_token_ids = (
             frozenset(eos_token_ids) if eos_token_ids is not None else self._default_eos()
@@ -338,66 +393,42 @@ class HFBackend(PolicyBackend):
     ) -> list[Generation]:
         batch = len(prompt_ids)
         distinct: dict[tuple[int, ...], int] = {}
-        rows = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]
-        shared = self.share_prompt_prefill and len(distinct) < batch
-        prefill = [list(p) for p in distinct] if shared else prompt_ids
-        input_ids, attention_mask = left_pad(prefill, self.pad_token_id, self.device)
-        positions = position_ids_from_mask(attention_mask)
-        out = self.model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            position_ids=positions,
-            use_cache=True,
-            logits_to_keep=1,
-        )
-        logits_last, cache = out.logits[:, -1, :], out.past_key_values
-        if shared:  # copy each distinct prompt's state to the rows that repeat it
-            index = torch.tensor(rows, device=self.device)
-            logits_last, attention_mask, positions = (
-                logits_last[index], attention_mask[index], positions[index])
-            cache.reorder_cache(index)
-        next_pos = positions[:, -1:] + 1
+        owner = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]
+        if not (self.share_prompt_prefill and len(distinct) < batch):
+            distinct, owner = {tuple(p): i for i, p in enumerate(prompt_ids)}, list(range(batch))
+            prefill = [list(p) for p in prompt_ids]
+        else:
+            prefill = [list(p) for p in distinct]
+        groups = (length_buckets([len(p) for p in prefill],
+                                 self.bucket_cost_per_token * params.max_new_tokens)
+                  if self.length_buckets else [list(range(len(prefill)))])
         stop_ids = self.eos_token_ids | set(params.stop_token_ids)
         responses: list[list[int]] = [[] for _ in range(batch)]
         logprobs: list[list[float]] = [[] for _ in range(batch)]
         reasons: list[FinishReason | None] = [None] * batch
-        logits = logits_last.float()
-        running = list(range(batch))  # the rows the forward still runs, in cache order
-        for step in range(params.max_new_tokens):
-            tokens = sample_next(logits, params, generator)  # the whole batch: one stream
-            token_lp = logits.gather(-1, tokens[:, None]).squeeze(-1) - torch.logsumexp(
-                logits, dim=-1
-            )
-            for row, (tok, lp) in enumerate(zip(tokens.tolist(), token_lp.tolist())):
-                if reasons[row] is not None:
-                    continue
-                responses[row].append(tok)
-                logprobs[row].append(lp)
-                if tok in stop_ids or self._hits_stop_string(responses[row], params.stop):
-                    reasons[row] = "stop"
-                elif step == params.max_new_tokens - 1:
-                    reasons[row] = "length"
-            if all(r is not None for r in reasons):
-                break
-            live = [i for i, row in enumerate(running) if reasons[row] is None]
-            if self.drop_finished_rows and len(live) <= len(running) * 7 // 8:
-                keep = torch.tensor(live, device=self.device)
-                cache.reorder_cache(keep)
-                attention_mask, next_pos = attention_mask[keep], next_pos[keep]
-                running = [running[i] for i in live]
-            rows_now = torch.tensor(running, device=self.device)
-            attention_mask = torch.cat(
-                [attention_mask, attention_mask.new_ones(len(running), 1)], 1)
-            out = self.model(
-                input_ids=tokens[rows_now][:, None],
-                attention_mask=attention_mask,
-                position_ids=next_pos,
-                past_key_values=cache,
-                use_cache=True,
-            )
-            cache = out.past_key_values
-            logits[rows_now] = out.logits[:, -1, :].float()
-            next_pos = next_pos + 1
+        with grouped_decoding(self.model, self.grouped_decode_attention):
+            buckets = [self._prefill(prefill, group, owner, params.max_new_tokens)
+                       for group in groups]
+            logits = buckets[0].logits.new_empty(batch, buckets[0].logits.shape[-1])
+            for bucket in buckets:
+                logits[bucket.rows_tensor] = bucket.logits
+            for step in range(params.max_new_tokens):
+                tokens = sample_next(logits, params, generator)  # the whole batch: one stream
+                token_lp = logits.gather(-1, tokens[:, None]).squeeze(-1) - torch.logsumexp(
+                    logits, dim=-1)
+                for row, (tok, lp) in enumerate(zip(tokens.tolist(), token_lp.tolist())):
+                    if reasons[row] is not None:
+                        continue
+                    responses[row].append(tok)
+                    logprobs[row].append(lp)
+                    if tok in stop_ids or self._hits_stop_string(responses[row], params.stop):
+                        reasons[row] = "stop"
+                    elif step == params.max_new_tokens - 1:
+                        reasons[row] = "length"
+                if all(r is not None for r in reasons):
+                    break
+                for bucket in buckets:
+                    bucket.decode(self.model, tokens, reasons, logits, self.drop_finished_rows)
         return [
             Generation(
                 text=self._decode(resp, params),
@@ -408,6 +439,33 @@ class HFBackend(PolicyBackend):
             )
             for prompt, resp, lps, reason in zip(prompt_ids, responses, logprobs, reasons)
         ]
+
+    def _prefill(self, prompts: list[list[int]], group: list[int], owner: list[int],
+                 max_new_tokens: int) -> _DecodeBucket:
+        """Run the prompts ``group`` (indices into ``prompts``) and give every row they own
+        (``owner[row]``) its copy of the prompt's state: a :class:`_DecodeBucket`."""
+        position = {prompt: i for i, prompt in enumerate(group)}
+        rows = [row for row, prompt in enumerate(owner) if prompt in position]
+        input_ids, attention_mask = left_pad([prompts[i] for i in group], self.pad_token_id,
+                                             self.device)
+        positions = position_ids_from_mask(attention_mask)
+        cache = None
+        if self.static_cache and _attention_only(self.model):
+            from transformers import StaticCache
+
+            cache = StaticCache(config=self.model.config,
+                                max_cache_len=input_ids.shape[1] + max_new_tokens)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                         position_ids=positions, past_key_values=cache, use_cache=True,
+                         logits_to_keep=1)
+        logits, cache = out.logits[:, -1, :].float(), out.past_key_values
+        index = [position[owner[row]] for row in rows]
+        if index != list(range(len(group))):  # copy each prompt's state to the rows repeating it
+            select = torch.tensor(index, device=self.device)
+            logits, attention_mask, positions = (
+                logits[select], attention_mask[select], positions[select])
+            cache.reorder_cache(select)
+        return _DecodeBucket(rows, cache, attention_mask, positions[:, -1:] + 1, logits)
 
     def _hits_stop_string(self, response: list[int], stops: Sequence[str]) -> bool:
         if not stops:
