@@ -107,6 +107,7 @@ def response_logits(
     response_ids: Sequence[Sequence[int]],
     pad_token_id: int = 0,
     share_prompts: bool = False,
+    bucket_cost: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Float32 logits ``[B, R, V]`` that predict each response token, its ids and mask ``[B, R]``.
 
@@ -118,7 +119,19 @@ def response_logits(
     top. Same logits up to float rounding; gradients flow through the shared prompt once per
     distinct prompt, summed over its rows (the chain rule's sum), so they equal the plain pass's.
     With gradients on, only attention-only models share (see :func:`_attention_only`).
+
+    ``bucket_cost``: run the rows in buckets of similar length (rows repeating a prompt stay
+    together), one forward each, where the padding saved outweighs ``bucket_cost`` positions per
+    extra forward (:func:`~agents.backends.length_buckets.length_buckets`); ``None``: one pass.
+    Same logits and gradients up to float rounding.
     """
+    if bucket_cost is not None and len(prompt_ids) > 1:
+        groups = _row_buckets(prompt_ids, response_ids, bucket_cost)
+        if len(groups) > 1:
+            parts = [response_logits(model, [prompt_ids[i] for i in group],
+                                     [response_ids[i] for i in group], pad_token_id,
+                                     share_prompts) for group in groups]
+            return _merge_row_buckets(parts, groups, pad_token_id)
     device = _model_device(model)
     distinct: dict[tuple[int, ...], int] = {}
     rows = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]
@@ -142,6 +155,36 @@ def response_logits(
         logits_to_keep=n_resp + 1,  # logits at the last prompt token and each response token
     )
     return out.logits[:, :-1, :].float(), r_ids, r_mask.bool()
+
+
+def _row_buckets(prompt_ids: Sequence[Sequence[int]], response_ids: Sequence[Sequence[int]],
+                 bucket_cost: float) -> list[list[int]]:
+    """Rows grouped by the length of ``prompt + longest response`` of their prompt."""
+    distinct: dict[tuple[int, ...], list[int]] = {}
+    for row, prompt in enumerate(prompt_ids):
+        distinct.setdefault(tuple(prompt), []).append(row)
+    owners = list(distinct.values())
+    lengths = [len(prompt_ids[rows[0]]) + max(len(response_ids[r]) for r in rows)
+               for rows in owners]
+    return [[row for index in bucket for row in owners[index]]
+            for bucket in length_buckets(lengths, bucket_cost)]
+
+
+def _merge_row_buckets(parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
+                       groups: list[list[int]], pad_token_id: int,
+                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Concatenate the buckets' ``(logits, ids, mask)``, padded to the longest response, back
+    into row order."""
+    width = max(ids.shape[1] for _, ids, _ in parts)
+    logits = torch.cat([torch.nn.functional.pad(x, (0, 0, 0, width - x.shape[1]))
+                        for x, _, _ in parts])
+    ids = torch.cat([torch.nn.functional.pad(i, (0, width - i.shape[1]), value=pad_token_id)
+                     for _, i, _ in parts])
+    mask = torch.cat([torch.nn.functional.pad(m, (0, width - m.shape[1])) for _, _, m in parts])
+    order = [row for group in groups for row in group]
+    inverse = torch.empty(len(order), dtype=torch.long, device=ids.device)
+    inverse[torch.tensor(order, device=ids.device)] = torch.arange(len(order), device=ids.device)
+    return logits[inverse], ids[inverse], mask[inverse]
 
 
 def _attention_only(model: torch.nn.Module) -> bool:

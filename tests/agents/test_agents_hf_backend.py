@@ -336,3 +336,32 @@ def test_fast_decoding_gives_the_generations_of_the_plain_loop(hf_backend: HFBac
         assert x.logprobs == pytest.approx(y.logprobs, abs=1e-5)
     assert hf_backend.model.config._attn_implementation == "sdpa"  # restored after decoding
     _assert_logprobs_match(fast, a)
+
+
+def test_length_bucketed_forward_gives_the_same_logprobs_and_gradients(hf_backend: HFBackend,
+                                                                      chat_prompts) -> None:
+    """Rows run in length buckets (repeated prompts kept together, shared within a bucket):
+    the logits, mask and gradients of one pass, in the caller's row order."""
+    from agents.backends.hf import response_logits
+
+    model = hf_backend.model
+    base = hf_backend.tokenizer(" ".join(chat_prompts) * 4, add_special_tokens=False)["input_ids"]
+    prompts = [base[:200]] * 3 + [base[:9], base[:150], base[:12]] + [base[:9]] * 2
+    responses = [base[i:i + 2 + i % 5] for i in range(len(prompts))]
+
+    def forward(bucket_cost):
+        model.zero_grad()
+        logits, ids, mask = response_logits(model, prompts, responses, hf_backend.pad_token_id,
+                                            share_prompts=True, bucket_cost=bucket_cost)
+        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        (logprobs * mask).sum().backward()
+        return logprobs.masked_fill(~mask, 0), mask, [p.grad.clone() for p in model.parameters()]
+
+    from agents.backends.hf import _row_buckets
+
+    assert len(_row_buckets(prompts, responses, 10.0)) > 1  # really split
+    a, b = forward(10.0), forward(None)
+    assert torch.equal(a[1], b[1])
+    assert torch.allclose(a[0], b[0], atol=1e-5)
+    worst = max(((x - y).abs().max() / y.abs().max().clamp(min=1e-6)).item() for x, y in zip(a[2], b[2]))
+    assert worst < 1e-4, worst
