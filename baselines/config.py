@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.env_pool import ROLLOUT_BACKENDS
+from agents.pools import ROLLOUT_BACKENDS
 from agents.prompts import PromptLimits
 from baselines.grpo import GRPOConfig
 

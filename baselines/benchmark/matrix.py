@@ -158,7 +158,7 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
     env_kwargs = dict(preset.env_kwargs.get(cell.env_id, {}))
     started = time.perf_counter()
     if cell.kind == "baseline":
-        from baselines.baseline_cli import run_baseline
+        from baselines.reference.run import run_baseline
 
         record = run_baseline(
             cell.env_id, cell.method, env_kwargs, split=preset.baseline_split,

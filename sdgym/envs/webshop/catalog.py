@@ -21,6 +21,7 @@ from sdgym.envs.webshop import generator, goals, loaders, schema, taxonomy
 from sdgym.envs.webshop.generator import SIZES, generate_upstream_data
 from sdgym.envs.webshop.loaders import build_catalog
 from sdgym.envs.webshop.schema import Catalog
+from sdgym.envs.webshop.search import DEFAULT_BACKEND, ProductSearch
 
 
 def cache_dir() -> Path:
@@ -72,3 +73,13 @@ def generated_catalog(size: str = "full", seed: int = 0) -> Catalog:
     except OSError:  # read-only home, full disk: run without the cache
         pass
     return catalog
+
+
+@lru_cache(maxsize=4)
+def generated_shop(
+    size: str = "full", seed: int = 0, backend: str = DEFAULT_BACKEND
+) -> tuple[Catalog, ProductSearch]:
+    """The generated catalogue and its product search index (memoised: envs, the text site and
+    the browser site of one process share them)."""
+    catalog = generated_catalog(size, seed)
+    return catalog, ProductSearch(catalog.products, backend)
