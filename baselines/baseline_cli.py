@@ -5,7 +5,7 @@ runs: ``kind="baseline"``, ``method``, per-seed success/score, ``train_seconds``
 
 - ``sdgym baseline --env ID --algo random,expert,maskable_ppo``: evaluate those policies, with a
   progress bar per (env, policy), and write ``results.jsonl``.
-- ``sdgym baseline --table [--preset cpu-mini]``: the baseline part of a benchmark preset
+- ``sdgym baseline --table [--preset cpu-mini-bench]``: the baseline part of a benchmark preset
   (``baseline_envs``, ``baseline_algos``, MaskablePPO on ``ppo_envs``) on each env's easy split,
   run resumably as benchmark cells; writes ``results.jsonl``, the benchmark's ``report.md`` and
   ``table.md`` (one row per env, one column per policy).
@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "MaskablePPO; its algos, envs, budgets, episodes, seeds and env "
                              "kwargs replace --algo/--ppo-timesteps/--episodes/--seeds/"
                              "--env-kwarg) and write a table")
-    parser.add_argument("--preset", default="cpu-mini",
+    parser.add_argument("--preset", default="cpu-mini-bench",
                         help="benchmark preset for --table (name or TOML file)")
 
 
