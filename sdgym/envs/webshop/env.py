@@ -61,6 +61,7 @@ from sdgym.envs.webshop.loaders import load_upstream
 from sdgym.envs.webshop.pages import OBSERVATION_MODES
 from sdgym.envs.webshop.reward import goal_option_values
 from sdgym.envs.webshop.search import DEFAULT_BACKEND, ProductSearch
+from sdgym.envs.webshop.skills import SKILLS
 from sdgym.envs.webshop.state import DONE, ShopState
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ MODES: tuple[str, ...] = ("text", "browser")
 
 class WebShopEnv(TextEnv):
     """WebShop over a generated (or upstream) catalogue; see the module docstring."""
+    agent_role: ClassVar[str] = "You are shopping online for the customer."
+    history_window: ClassVar[int] = 2
+    skills: ClassVar[dict[str, str]] = SKILLS
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
     splits: ClassVar[tuple[str, ...]] = ("train", "val", "test", *EASY_SPLITS)
