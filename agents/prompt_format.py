@@ -22,7 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from agents.prompts import ACTION_FORMAT, HISTORY_WINDOW, SAME_AS_TASK, SYSTEM_PROMPTS, PromptLimits
+from agents.prompts import SAME_AS_TASK, PromptLimits, history_window, system_prompt
 
 TEMPLATE_NAME = "sdgym"
 RECORD_FILE = "sdgym_prompt.json"
@@ -39,8 +39,8 @@ def _literal(text: str) -> str:
 def sdgym_chat_template(env_id: str, limits: PromptLimits, base_template: str) -> str:
     """Jinja that builds the student messages of one turn from keyword arguments, then renders
     them with ``base_template`` (the model's own chat template)."""
-    window = HISTORY_WINDOW.get(env_id, 2) if limits.history is None else limits.history
-    system = SYSTEM_PROMPTS.get(env_id, "You are an agent. " + ACTION_FORMAT)
+    window = history_window(env_id) if limits.history is None else limits.history
+    system = system_prompt(env_id)
     obs_chars, hist_chars = limits.observation_chars, limits.history_chars
     nl = '{{- "\\n" -}}'
     user = (
@@ -69,10 +69,10 @@ def sdgym_chat_template(env_id: str, limits: PromptLimits, base_template: str) -
 
 def prompt_record(env_id: str, limits: PromptLimits) -> dict[str, Any]:
     """What ``sdgym_prompt.json`` holds: the format, readable without sdgym."""
-    window = HISTORY_WINDOW.get(env_id, 2) if limits.history is None else limits.history
+    window = history_window(env_id) if limits.history is None else limits.history
     return {"env_id": env_id, "chat_template": TEMPLATE_NAME, "limits": asdict(limits),
             "history_window": window,
-            "system_prompt": SYSTEM_PROMPTS.get(env_id, "You are an agent. " + ACTION_FORMAT),
+            "system_prompt": system_prompt(env_id),
             "usage": USAGE}
 
 

@@ -13,14 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-HISTORY_WINDOW: dict[str, int] = {
-    "sdgym/ALFWorld-v0": 2,
-    "sdgym/WebShop-v0": 2,
-    "sdgym/SearchQA-v0": 4,
-    "sdgym/ScienceWorld-v0": 5,
-}
-"""Observation/action pairs kept in the prompt per env (METHODS.md)."""
-
 ACTION_FORMAT = (
     "First reason inside <think> </think>, then give exactly one command inside "
     "<action> </action>."
@@ -30,12 +22,29 @@ SEARCH_FORMAT = (
     "(results come back inside <information> </information>) or give the final answer with "
     "<answer> text </answer>."
 )
-SYSTEM_PROMPTS: dict[str, str] = {
-    "sdgym/ALFWorld-v0": "You are an agent in a household. Complete the task. " + ACTION_FORMAT,
-    "sdgym/ScienceWorld-v0": "You are an agent doing a science experiment. " + ACTION_FORMAT,
-    "sdgym/WebShop-v0": "You are shopping online for the customer. " + ACTION_FORMAT,
-    "sdgym/SearchQA-v0": "You answer questions using a search engine. " + SEARCH_FORMAT,
-}
+
+
+def _env(env_id: str) -> type:
+    from sdgym.registration import env_class
+
+    return env_class(env_id)
+
+
+def history_window(env_id: str) -> int:
+    """Observation/action pairs a student prompt keeps for ``env_id`` (the env's
+    ``history_window``, :class:`sdgym.core.TextEnv`)."""
+    return int(_env(env_id).history_window)
+
+
+def system_prompt(env_id: str) -> str:
+    """The student's system prompt: the env's ``agent_role`` and the answer format (search/answer
+    tags for an env that parses ``search`` itself, else think/action)."""
+    env = _env(env_id)
+    if not env.agent_role:
+        raise ValueError(f"{env_id} declares no agent_role (sdgym.core.TextEnv): its system "
+                         "prompt cannot be written")
+    answer_format = SEARCH_FORMAT if "search" in env.native_action_tags else ACTION_FORMAT
+    return f"{env.agent_role} {answer_format}"
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,7 @@ class PromptLimits:
     attention is quadratic in it, so tiny-model presets keep prompts short)."""
 
     history: int | None = None
-    """Observation/action pairs kept (``None``: the env's :data:`HISTORY_WINDOW`)."""
+    """Observation/action pairs kept (``None``: the env's :func:`history_window`)."""
     observation_chars: int = 1500
     """The task text and the current observation are cut to this many characters."""
     history_chars: int = 400
@@ -86,7 +95,7 @@ def public_turn(
 ) -> PublicTurn:
     """Build a :class:`PublicTurn`; reads only ``info["admissible_actions"]``."""
     limits = limits or PromptLimits()
-    window = HISTORY_WINDOW.get(env_id, 2) if limits.history is None else limits.history
+    window = history_window(env_id) if limits.history is None else limits.history
     admissible = info.get("admissible_actions")
     return PublicTurn(
         env_id=env_id,
@@ -129,7 +138,7 @@ def _user_text(turn: PublicTurn) -> str:
 
 def student_messages(turn: PublicTurn) -> list[dict[str, str]]:
     """Chat messages of the student prompt for one turn."""
-    system = SYSTEM_PROMPTS.get(turn.env_id, "You are an agent. " + ACTION_FORMAT)
+    system = system_prompt(turn.env_id)
     return [{"role": "system", "content": system}, {"role": "user", "content": _user_text(turn)}]
 
 

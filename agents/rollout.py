@@ -7,8 +7,8 @@ sub-envs reset with the same seed, so they share a task. The result is one :clas
 rollout log-probs, the env outcome, and the privileged info seen at that turn (for teacher heads;
 never in the student prompt).
 
-The sub-envs live in an env pool (:mod:`agents.env_pool`): a Gymnasium vector env in this process
-(``rollout_backend="local"``) or Ray actors (``"ray"``, :mod:`agents.ray_pool`); the engine is the
+The sub-envs live in an env pool (:mod:`agents.pools`): a Gymnasium vector env in this process
+(``rollout_backend="local"``) or Ray actors (``"ray"``, :mod:`agents.pools.ray`); the engine is the
 same for both.
 """
 
@@ -23,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.backends.base import PolicyBackend, SamplingParams
-from agents.env_pool import EnvPoolSpec, make_env_pool
+from agents.pools import EnvPoolSpec, make_env_pool
 from agents.prompts import PromptLimits, PublicTurn, public_turn, student_messages
 
 Renderer = Callable[[list[dict[str, str]]], str]
@@ -110,7 +110,7 @@ class RolloutConfig:
     hide_privileged: bool = False
     max_turns: int | None = None
     rollout_backend: str = "local"
-    """``"local"`` (a vector env here) or ``"ray"`` (env actors; see :mod:`agents.ray_pool`)."""
+    """``"local"`` (a vector env here) or ``"ray"`` (env actors; see :mod:`agents.pools.ray`)."""
     ray_address: str | None = None
     """Ray cluster to join (``None``: a local Ray instance)."""
     ray_num_workers: int = 2

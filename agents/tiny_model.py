@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.corpus import TAG_TOKENS, default_corpus
+from sdgym.cache import atomic_directory, cache_root
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -42,9 +40,8 @@ MARKER_FILE = "sdgym_tiny_model.json"
 
 
 def default_cache_dir() -> Path:
-    """Return the sdgym cache root: ``$SDGYM_CACHE`` or ``~/.cache/sdgym``."""
-    env = os.environ.get("SDGYM_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "sdgym"
+    """The sdgym cache root (:func:`sdgym.cache.cache_root`)."""
+    return cache_root()
 
 
 def _build_spec(
@@ -202,9 +199,10 @@ def build_tiny_model(
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} exists and is not a tiny-model build of this configuration")
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    try:
+    if out.exists():
+        out.rmdir()  # empty (checked above)
+    # a concurrent builder that finishes first wins; its build is the same (deterministic)
+    with atomic_directory(out, replace=False) as tmp:
         tokenizer = _train_tokenizer(docs, vocab_size)
         n_vocab = len(tokenizer)
         model = _make_model(n_vocab, hidden_size, num_layers, seed, tokenizer, initializer_range)
@@ -214,16 +212,9 @@ def build_tiny_model(
         n_params = sum(p.numel() for p in model.parameters())
         marker = {"spec": spec, "vocab": n_vocab, "num_parameters": n_params}
         (tmp / MARKER_FILE).write_text(json.dumps(marker, indent=2, sort_keys=True))
-        if out.exists():
-            out.rmdir()  # empty (checked above)
-        try:
-            tmp.rename(out)
-        except OSError:
-            if not _is_complete(out, spec):  # a concurrent builder did not win either
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    if not _is_complete(out, spec):
+        raise FileExistsError(f"{out} appeared during the build and is not a tiny-model build "
+                              "of this configuration")
     return out
 
 

@@ -5,7 +5,7 @@ runs: ``kind="baseline"``, ``method``, per-seed success/score, ``train_seconds``
 
 - ``sdgym baseline --env ID --algo random,expert,maskable_ppo``: evaluate those policies, with a
   progress bar per (env, policy), and write ``results.jsonl``.
-- ``sdgym baseline --table [--preset cpu-mini]``: the baseline part of a benchmark preset
+- ``sdgym baseline --table [--preset cpu-mini-bench]``: the baseline part of a benchmark preset
   (``baseline_envs``, ``baseline_algos``, MaskablePPO on ``ppo_envs``) on each env's easy split,
   run resumably as benchmark cells; writes ``results.jsonl``, the benchmark's ``report.md`` and
   ``table.md`` (one row per env, one column per policy).
@@ -19,88 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from baselines.evaluation import evaluate_policy
-from baselines.reference_policies import POLICIES
+from baselines.reference.run import ALGOS, EASY, run_baseline
 from sdgym.registration import ENVIRONMENTS, entry_for, implemented
-
-ALGOS = (*POLICIES, "maskable_ppo")
-EASY = "easy"
-"""The ``--split`` value that means each env's own easy evaluation split."""
-EASY_EVAL_SPLITS: tuple[str, ...] = ("easy_val", "easy")
-EASY_TRAIN_SPLITS: tuple[str, ...] = ("easy_train", "easy")
-
-
-def env_splits(env_id: str) -> tuple[str, ...]:
-    """The split names of a registered env (read from its class; nothing is built)."""
-    import gymnasium as gym
-    from gymnasium.envs.registration import load_env_creator
-
-    import sdgym  # noqa: F401  (registers the env ids)
-
-    return tuple(getattr(load_env_creator(gym.spec(env_id).entry_point), "splits", ()))
-
-
-def _first_in(splits: Sequence[str], preferred: Sequence[str], fallback: str) -> str:
-    return next((s for s in preferred if s in splits), fallback)
-
-
-def evaluation_split(split: str, env_id: str) -> str:
-    """``split``, or for ``"easy"`` the env's easy evaluation split (see the module docstring)."""
-    return _first_in(env_splits(env_id), EASY_EVAL_SPLITS, "test") if split == EASY else split
-
-
-def ppo_train_split(env_id: str) -> str:
-    """The split MaskablePPO trains on by default (see the module docstring)."""
-    return _first_in(env_splits(env_id), EASY_TRAIN_SPLITS, "train")
-
-
-def make_policy(algo: str, env_id: str, env_kwargs: dict, ppo_timesteps: int = 20_000,
-                ppo_split: str | None = None):
-    """The policy for ``algo`` (MaskablePPO is trained first, on ``ppo_split`` or the easy one)."""
-    if algo not in ALGOS:
-        raise ValueError(f"unknown algo {algo!r}; choose from {sorted(ALGOS)}")
-    if algo != "maskable_ppo":
-        return POLICIES[algo]()
-    from baselines.maskable_ppo import MaskablePPOPolicy, train_maskable_ppo
-
-    split = ppo_split or ppo_train_split(env_id)
-    return MaskablePPOPolicy(train_maskable_ppo(env_id, env_kwargs, split, ppo_timesteps))
-
-
-def run_baseline(
-    env_id: str,
-    algo: str,
-    env_kwargs: dict[str, Any],
-    *,
-    split: str = "test",
-    episodes: int = 16,
-    seeds: Sequence[int] = tuple(range(8)),
-    ppo_timesteps: int = 20_000,
-    ppo_split: str | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """Train (MaskablePPO only) and evaluate one reference baseline; its result record.
-
-    The record is :meth:`EvaluationResult.to_record` plus the fields the benchmark report reads
-    (``kind="baseline"``, ``method``, ``seed``, ``validation``, ``auc``, ``train_seconds``) and
-    ``env_kwargs``. ``split`` may be ``"easy"`` (:func:`evaluation_split`).
-    """
-    started = time.perf_counter()
-    policy = make_policy(algo, env_id, env_kwargs, ppo_timesteps, ppo_split)
-    train_seconds = time.perf_counter() - started
-    result = evaluate_policy(env_id, policy, split=evaluation_split(split, env_id),
-                             episodes=episodes, seeds=seeds, env_kwargs=env_kwargs,
-                             progress=progress)
-    record = result.to_record()
-    record.update(kind="baseline", method=algo, seed=0, env_kwargs=env_kwargs, validation=[],
-                  auc=None, train_seconds=train_seconds)
-    return record
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -131,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "MaskablePPO; its algos, envs, budgets, episodes, seeds and env "
                              "kwargs replace --algo/--ppo-timesteps/--episodes/--seeds/"
                              "--env-kwarg) and write a table")
-    parser.add_argument("--preset", default="cpu-mini",
+    parser.add_argument("--preset", default="cpu-mini-bench",
                         help="benchmark preset for --table (name or TOML file)")
 
 

@@ -12,27 +12,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.env_pool import ROLLOUT_BACKENDS
+from agents.pools import ROLLOUT_BACKENDS
 from agents.prompts import PromptLimits
 from baselines.grpo import GRPOConfig
+from baselines.typecheck import check_fields
 
 PRESET_DIR = Path(__file__).parent / "presets"
+WANDB_MODES: tuple[str, ...] = ("offline", "online", "disabled")
+SFT_INPUT: dict[str, bool] = {"sft_input": True}
+"""Field metadata: the field changes the SFT warm start, so it enters its cache key
+(:func:`sft_inputs`, :mod:`baselines.warm_start`). Tag every new field that SFT reads."""
 
 
 @dataclass
 class TrainConfig:
     """One training run (one env, one method, one seed)."""
 
-    env_id: str = "sdgym/SearchQA-v0"
-    env_kwargs: dict[str, Any] = field(default_factory=lambda: {"size": "tiny"})
-    train_split: str = "easy_train"
+    env_id: str = field(default="sdgym/SearchQA-v0", metadata=SFT_INPUT)
+    env_kwargs: dict[str, Any] = field(default_factory=lambda: {"size": "tiny"}, metadata=SFT_INPUT)
+    train_split: str = field(default="easy_train", metadata=SFT_INPUT)
     val_split: str = "easy_val"
     test_split: str = "test"
     method: str = "grpo"
     head_kwargs: dict[str, Any] = field(default_factory=dict)
-    model: str = "tiny"
+    model: str = field(default="tiny", metadata=SFT_INPUT)
     """``"tiny"`` (built locally) or a model folder / hub id available offline."""
-    tiny_model: dict[str, Any] = field(default_factory=dict)
+    tiny_model: dict[str, Any] = field(default_factory=dict, metadata=SFT_INPUT)
     device: str = "cpu"
     backend: str = "hf"
     """Rollout generation: ``"hf"`` (the trained module itself) or ``"vllm"`` (a colocated
@@ -45,27 +50,28 @@ class TrainConfig:
     """Ray cluster to join for ``rollout_backend="ray"`` (``None``: a local Ray instance)."""
     ray_num_workers: int = 2
     """Env actors for ``rollout_backend="ray"``."""
-    seed: int = 0
-    sft_steps: int = 150
-    sft_lr: float = 3e-3
-    sft_batch_size: int = 16
-    sft_tasks: int = 200
-    sft_context_loss_weight: float = 0.0
+    seed: int = field(default=0, metadata=SFT_INPUT)
+    sft_steps: int = field(default=150, metadata=SFT_INPUT)
+    sft_lr: float = field(default=3e-3, metadata=SFT_INPUT)
+    sft_batch_size: int = field(default=16, metadata=SFT_INPUT)
+    sft_tasks: int = field(default=200, metadata=SFT_INPUT)
+    sft_context_loss_weight: float = field(default=0.0, metadata=SFT_INPUT)
     """Weight of the prompt tokens' LM loss in SFT (see ``baselines.sft.behaviour_clone``)."""
-    sft_warmup_steps: int = 0
+    sft_warmup_steps: int = field(default=0, metadata=SFT_INPUT)
     """SFT learning-rate warm-up steps, then linear decay (0: constant learning rate)."""
-    sft_hasty_fraction: float = 0.0
+    sft_hasty_fraction: float = field(default=0.0, metadata=SFT_INPUT)
     """Share of SFT episodes replaced by an immediate wrong answer (``baselines.sft.
     hasty_demonstrations``): an imperfect demonstrator, for a warm start that leaves RL room."""
-    sft_hasty_turn: int = 1
+    sft_hasty_turn: int = field(default=1, metadata=SFT_INPUT)
     """The turn a hasty episode answers at (``baselines.sft.hasty_demonstrations``)."""
-    sft_teacher_fraction: float = 0.0
-    sft_teacher_contexts: list[str] = field(default_factory=lambda: ["privileged"])
+    sft_teacher_fraction: float = field(default=0.0, metadata=SFT_INPUT)
+    """Share of each SFT batch drawn from the (unmixed) expert turns under their *teacher* prompt
+    (privileged block included), so that the self-distillation teacher can read that block."""
+    sft_teacher_contexts: list[str] = field(default_factory=lambda: ["privileged"],
+                                           metadata=SFT_INPUT)
     """Teacher contexts those teacher prompts carry, one drawn per expert episode
     (``baselines.sft.with_teacher_contexts``): list every context the heads use, or their
     teachers cannot read it."""
-    """Share of each SFT batch drawn from the (unmixed) expert turns under their *teacher* prompt
-    (privileged block included), so that the self-distillation teacher can read that block."""
     steps: int = 20
     num_groups: int = 4
     group_size: int = 4
@@ -74,7 +80,7 @@ class TrainConfig:
     micro_batch_size: int = 32
     max_grad_norm: float = 1.0
     max_new_tokens: int = 40
-    prompt: dict[str, Any] = field(default_factory=dict)
+    prompt: dict[str, Any] = field(default_factory=dict, metadata=SFT_INPUT)
     """Student prompt limits (``agents.prompts.PromptLimits`` fields: history,
     observation_chars, history_chars, max_admissible); empty = the defaults."""
     temperature: float = 1.0
@@ -99,6 +105,7 @@ class TrainConfig:
     """``wandb.init`` mode: ``"offline"`` (default: files only), ``"online"`` or ``"disabled"``."""
 
     def __post_init__(self) -> None:
+        check_fields(self)  # a preset's `seeds = "0"` or `lr = "abc"`: one line naming the field
         if self.rollout_backend not in ROLLOUT_BACKENDS:
             raise ValueError(f"rollout_backend must be one of {ROLLOUT_BACKENDS}, "
                              f"got {self.rollout_backend!r}")
@@ -118,17 +125,6 @@ class TrainConfig:
             raise ValueError(f"backend must be 'hf' or 'vllm', got {self.backend!r}")
         if self.ray_num_workers < 1:
             raise ValueError(f"ray_num_workers must be >= 1, got {self.ray_num_workers}")
-        counts = ("steps", "sft_steps", "num_groups", "group_size", "micro_batch_size",
-                  "ppo_epochs", "val_every", "checkpoint_every", "val_episodes", "test_episodes",
-                  "test_seeds", "max_new_tokens", "sft_batch_size", "sft_tasks", "seed", "sft_hasty_turn")
-        for name in counts:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name} must be an integer, got {value!r}")
-        for name in ("lr", "sft_lr", "temperature", "val_temperature", "max_grad_norm"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{name} must be a number, got {value!r}")
         for name in ("steps", "sft_steps"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
@@ -141,6 +137,19 @@ class TrainConfig:
             raise ValueError(f"lr must be > 0, got {self.lr}")
         if self.temperature < 0 or self.val_temperature < 0:
             raise ValueError("temperature and val_temperature must be >= 0")
+        if self.wandb_mode not in WANDB_MODES:
+            raise ValueError(f"wandb_mode must be one of {WANDB_MODES}, got {self.wandb_mode!r}")
+        self._check_head()
+
+    def _check_head(self) -> None:
+        """The method exists and takes ``head_kwargs`` (its choice fields checked now, not at the
+        first step)."""
+        from baselines.heads import make_head
+
+        try:
+            make_head(self.method, **self.head_kwargs)
+        except TypeError as error:
+            raise ValueError(f"head_kwargs for method {self.method!r}: {error}") from None
 
     def run_dir(self) -> Path:
         """``out_dir/<env>/<method>/seed<seed>``."""
@@ -150,6 +159,12 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (JSON/TOML ready)."""
         return dataclasses.asdict(self)
+
+
+def sft_inputs(config: TrainConfig) -> dict[str, Any]:
+    """The values of ``config``'s fields tagged :data:`SFT_INPUT` (what the warm start depends on)."""
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(TrainConfig)
+            if f.metadata.get("sft_input")}
 
 
 def from_dict(values: dict[str, Any]) -> TrainConfig:
@@ -174,17 +189,74 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: invalid TOML ({error})") from None
 
 
+def preset_path(name: str, directory: Path, kind: str, suffix: str = "") -> Path:
+    """The file of preset ``name`` in ``directory`` (or ``name`` itself when it ends in ``.toml``).
+
+    ``suffix``: the file names of this kind end in it (``"-bench"``); ``name`` may leave it out."""
+    if name.endswith(".toml"):
+        path = Path(name)
+    else:
+        path = directory / f"{name}.toml"
+        if not path.exists() and suffix and not name.endswith(suffix):
+            path = directory / f"{name}{suffix}.toml"
+    if not path.exists():
+        available = sorted(p.stem for p in directory.glob("*.toml"))
+        kind_text = "" if kind == "training" else f"{kind} "
+        raise ValueError(f"unknown {kind_text}preset {name!r}; available: {available}")
+    return path
+
+
+def preset_chain(path: Path, directory: Path, kind: str, suffix: str = "") -> list[Path]:
+    """``path`` and the presets it ``extends``, base first (a name is looked up beside the file
+    that names it, then in ``directory``)."""
+    chain = [path]
+    while True:
+        parent = read_toml(chain[0]).get("extends")
+        if parent is None:
+            return chain
+        if not isinstance(parent, str):
+            raise ValueError(f"{chain[0].name}: extends must be a preset name, got {parent!r}")
+        beside = chain[0].parent / f"{parent}.toml"
+        parent_path = beside if beside.exists() else preset_path(parent, directory, kind, suffix)
+        if parent_path.resolve() in {p.resolve() for p in chain}:
+            names = " -> ".join(p.stem for p in [*reversed(chain), parent_path])
+            raise ValueError(f"{kind} presets extend each other in a loop: {names}")
+        chain.insert(0, parent_path)
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """``override`` over ``base``; tables are merged key by key."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_preset(path: Path, directory: Path, kind: str, suffix: str = "") -> dict[str, Any]:
+    """A preset file's values with its ``extends`` chain applied (``description`` is the file's own,
+    not inherited)."""
+    values: dict[str, Any] = {}
+    for link in preset_chain(path, directory, kind, suffix):
+        own = read_toml(link)
+        own.pop("extends", None)
+        values.pop("description", None)
+        values = merge(values, own)
+    return values
+
+
 def available_presets() -> list[str]:
-    """Names of the preset files."""
+    """Names of the training preset files."""
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 
 
 def load_preset(name: str, **overrides: Any) -> TrainConfig:
-    """Read preset ``name`` (or a path to a TOML file) and apply ``overrides``."""
-    path = Path(name) if name.endswith(".toml") else PRESET_DIR / f"{name}.toml"
-    if not path.exists():
-        raise ValueError(f"unknown preset {name!r}; available: {available_presets()}")
-    values = read_toml(path)
+    """Read training preset ``name`` (or a path to a TOML file), resolve ``extends = "<base>"``
+    (the base's values, then this file's; tables merged key by key) and apply ``overrides``."""
+    path = preset_path(name, PRESET_DIR, "training")
+    values = read_preset(path, PRESET_DIR, "training")
     values.pop("description", None)
     grpo = {**values.pop("grpo", {}), **overrides.pop("grpo", {})}
     return from_dict({**values, **overrides, "grpo": grpo})

@@ -30,6 +30,11 @@ from dataclasses import dataclass
 
 import torch
 
+from baselines.typecheck import check_fields
+
+ADVANTAGE_SCOPES: tuple[str, ...] = ("episode", "turn")
+"""``episode``: one return per trajectory, normalised in its group; ``turn``: per-row returns."""
+
 
 @dataclass
 class GRPOConfig:
@@ -45,6 +50,12 @@ class GRPOConfig:
     dual_clip: float = 3.0
     entropy_coef: float = 0.001
     kl_coef: float = 0.01
+
+    def __post_init__(self) -> None:
+        check_fields(self, "grpo.")
+        if self.advantage_scope not in ADVANTAGE_SCOPES:
+            raise ValueError(f"grpo.advantage_scope must be one of {ADVANTAGE_SCOPES}, "
+                             f"got {self.advantage_scope!r}")
 
 
 def row_returns(
@@ -68,7 +79,7 @@ def group_advantages(
     eps: float = 1e-6,
 ) -> torch.Tensor:
     """Group-normalised advantage per row (see the module docstring)."""
-    if scope not in ("episode", "turn"):
+    if scope not in ADVANTAGE_SCOPES:
         raise ValueError(f"advantage scope must be 'episode' or 'turn', got {scope!r}")
     rows_of_group: dict[int, list[int]] = defaultdict(list)
     for row, group in enumerate(group_ids):

@@ -48,7 +48,7 @@ def run_sft(args: argparse.Namespace) -> int:
     """Build (or reuse) the SFT warm start of the preset and print its folder."""
     import logging
 
-    from baselines.trainer import warm_start
+    from baselines.warm_start import warm_start
 
     progress = logging.getLogger("sdgym.sft")
     progress.setLevel(logging.INFO)

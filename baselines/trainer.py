@@ -11,15 +11,11 @@ the run folder, validates and checkpoints.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
-import random
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 import sdgym  # noqa: F401  (registers the env ids)
@@ -36,8 +32,7 @@ from agents.rollout import (
     TurnRow,
     student_turn_messages,
 )
-from agents.tiny_model import build_tiny_model, load_tiny_model
-from agents.warm_starts import resolve_model
+from agents.tiny_model import load_tiny_model
 from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rng_state
 from baselines.config import TrainConfig
 from baselines.cost import NOT_TRAINING_PHASES, PhaseTimer, flops_estimate
@@ -46,88 +41,9 @@ from baselines.heads import TeacherHead, make_head
 from baselines.learner import Learner, teacher_weight_modes
 from baselines.metrics import validation_auc
 from baselines.run_log import METRICS_FILE, RunLog
-from baselines.sft import (
-    behaviour_clone,
-    expert_demonstrations,
-    hasty_demonstrations,
-    with_teacher_contexts,
-)
+from baselines.seeding import seed_everything
 from baselines.teacher import TURN_CONTEXTS, TeacherWeights, teacher_contexts, turn_context
-from sdgym.cache import atomic_directory, cache_dir, usable_entry
-
-
-def seed_everything(seed: int) -> None:
-    """Seed Python, NumPy and torch."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
-    """The SFT warm-start model folder for this config, trained once and cached on disk.
-
-    Every method of a benchmark cell starts from the same folder: the cache key covers the base
-    model, env, split, SFT hyper-parameters and seed, not the method.
-    """
-    from agents.corpus import default_corpus
-
-    if config.sft_steps <= 0 and config.model != "tiny":
-        return Path(resolve_model(config.model))
-    demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
-                                  config.sft_tasks, config.seed, PromptLimits.from_dict(config.prompt))
-    expert_turns = demos
-    if config.sft_hasty_fraction > 0:
-        demos = hasty_demonstrations(demos, config.sft_hasty_fraction, config.seed,
-                                     config.sft_hasty_turn)
-    # options added later enter the key only when set, so earlier cached warm starts stay valid
-    key_data = json.dumps([config.model, config.tiny_model, config.env_id, config.env_kwargs,
-                           config.train_split, config.sft_steps, config.sft_lr,
-                           config.sft_batch_size, config.sft_tasks, config.seed, config.prompt,
-                           config.sft_context_loss_weight, config.sft_warmup_steps]
-                          + ([config.sft_hasty_fraction] if config.sft_hasty_fraction else [])
-                          + ([config.sft_hasty_turn] if config.sft_hasty_turn != 1 else [])
-                          + ([config.sft_teacher_fraction] if config.sft_teacher_fraction else [])
-                          + ([config.sft_teacher_contexts]
-                             if config.sft_teacher_contexts != ["privileged"] else []),
-                          sort_keys=True)
-    key = hashlib.sha256(key_data.encode()).hexdigest()[:16]
-    target = cache_dir("sft") / key
-    if usable_entry(target, "config.json"):
-        return target
-    if config.model == "tiny":
-        corpus = default_corpus() + [
-            student_messages(d.turn)[1]["content"] + "\n" + d.response for d in demos
-        ]
-        base = build_tiny_model(corpus=corpus, seed=config.seed, **config.tiny_model)
-    else:
-        base = Path(resolve_model(config.model))
-    model, tokenizer = load_tiny_model(base)
-    seed_everything(config.seed)
-
-    def render(messages: list[dict[str, str]]) -> str:
-        return render_chat(tokenizer, messages)
-
-    losses = behaviour_clone(model, tokenizer, demos, steps=config.sft_steps, lr=config.sft_lr,
-                             batch_size=config.sft_batch_size, seed=config.seed, render=render,
-                             context_loss_weight=config.sft_context_loss_weight,
-                             warmup_steps=config.sft_warmup_steps,
-                             teacher_demos=with_teacher_contexts(
-                                 expert_turns, config.sft_teacher_contexts, config.env_id,
-                                 config.seed),
-                             teacher_fraction=config.sft_teacher_fraction, log=_log_sft_progress)
-    with atomic_directory(target, replace=False) as staging:  # another process first: keep theirs
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        (staging / "sft.json").write_text(json.dumps({"losses": losses, "demonstrations": len(demos)}))
-    if log is not None and losses:
-        log.event("sft", {"first_loss": losses[0], "last_loss": losses[-1], "demos": len(demos)})
-    return target
-
-
-def _log_sft_progress(step: int, loss: float) -> None:
-    if (step + 1) % 100 == 0:
-        logging.getLogger("sdgym.sft").info("SFT step %d: response loss %.3f", step + 1, loss)
-
+from baselines.warm_start import warm_start
 
 RESUME_MAY_CHANGE = ("steps", "wandb_project", "wandb_mode")
 """Options a resumed run may set differently from the run it continues."""

@@ -11,7 +11,6 @@ were killed are removed by the next writer of the same entry.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
@@ -24,6 +23,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from filelock import FileLock
+
 MANIFEST = ".manifest.json"
 """File inside an entry: ``{"files": {relative path: {"size": n, "sha256": hex}}}``."""
 
@@ -35,24 +36,34 @@ _verified: set[tuple] = set()  # entries (with their files' sizes and mtimes) ch
 log = logging.getLogger("sdgym.cache")
 
 
+DEFAULT_ROOT = "~/.cache/sdgym"
+"""The cache root when ``$SDGYM_CACHE`` is unset or empty."""
+
+
+def cache_root() -> Path:
+    """The one cache root: ``$SDGYM_CACHE`` (``~`` expanded, made absolute), else ``~/.cache/sdgym``.
+
+    Every cached artefact (generated worlds, indexes, the tiny model, SFT warm starts) lives under
+    it, so ``SDGYM_CACHE="~/c"`` means ``$HOME/c`` for all of them."""
+    return Path(os.environ.get("SDGYM_CACHE") or DEFAULT_ROOT).expanduser().absolute()
+
+
 def cache_dir(*parts: str) -> Path:
-    """``$SDGYM_CACHE/<parts>`` (default ``~/.cache/sdgym``), created if missing."""
-    root = Path(os.environ.get("SDGYM_CACHE") or Path.home() / ".cache" / "sdgym")
-    path = root.joinpath(*parts)
+    """``<cache root>/<parts>`` (:func:`cache_root`), created if missing."""
+    path = cache_root().joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 @contextlib.contextmanager
 def file_lock(path: Path) -> Iterator[None]:
-    """Exclusive inter-process lock on ``path`` (so N processes build a cache entry once)."""
+    """Exclusive inter-process lock on ``path`` (so N processes build a cache entry once).
+
+    A ``filelock.FileLock`` (``flock`` on POSIX, ``msvcrt`` on Windows): the OS drops it when its
+    holder dies, so a killed builder never leaves the entry locked."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with FileLock(path):
+        yield
 
 
 def sha256_file(path: Path) -> str:

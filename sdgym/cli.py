@@ -1,6 +1,7 @@
 """The ``sdgym`` command: list the environments and play them in a terminal.
 
-Training and benchmark subcommands import ``baselines`` lazily, so ``sdgym list`` stays light.
+Training, evaluation and benchmark subcommands (:data:`UPPER_COMMANDS`) import their modules from
+``agents`` / ``baselines`` only when they run, so ``sdgym list`` stays light.
 """
 
 from __future__ import annotations
@@ -70,10 +71,13 @@ def command_list(args: argparse.Namespace) -> int:
     table.add_column("splits (tasks)", overflow="fold")
     table.add_column("description", overflow="fold")
     missing_counts = False
-    from sdgym.envs.scienceworld.ceiling import EXPERT_CEILING, STEP_LIMIT
+    notes = {}
+    if implemented(entry_for("sdgym/ScienceWorld-v0")):  # its folder may be left out of a build
+        from sdgym.envs.scienceworld.ceiling import EXPERT_CEILING, STEP_LIMIT
 
-    notes = {"sdgym/ScienceWorld-v0": "; expert wins within the " + f"{STEP_LIMIT}-step limit: "
-             + ", ".join(f"{split} ~{share:.0%}" for split, share in EXPERT_CEILING.items())}
+        notes["sdgym/ScienceWorld-v0"] = (
+            f"; expert wins within the {STEP_LIMIT}-step limit: "
+            + ", ".join(f"{split} ~{share:.0%}" for split, share in EXPERT_CEILING.items()))
     for entry in ENVIRONMENTS:
         if not implemented(entry):
             status, counts = "not in this build", "-"
@@ -181,8 +185,25 @@ def command_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``sdgym`` command."""
+UPPER_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "baseline": ("baselines.baseline_cli", "run",
+                 "reference policies (random, expert, MaskablePPO); --table: all envs, easy splits"),
+    "train": ("baselines.train_cli", "run", "train an LLM agent with GRPO or a teacher head"),
+    "sft": ("baselines.train_cli", "run_sft", "build the SFT warm start from expert demos"),
+    "benchmark": ("baselines.benchmark.cli", "run", "run a benchmark preset, write its report"),
+    "eval": ("agents.evaluate_cli", "run_eval", "evaluate an LLM policy on an env split"),
+    "rollout": ("agents.evaluate_cli", "run_rollout", "sample an LLM policy, write turn rows"),
+}
+"""Subcommands from the upper layers: name → (module, handler function, help). Named by string and
+imported only when that subcommand runs (``sdgym`` sits below ``agents`` and ``baselines``)."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``sdgym`` command.
+
+    ``command``: the upper-layer subcommand about to run; only its module is imported (to add its
+    arguments). The others appear in ``sdgym --help`` by name and help text only.
+    """
     parser = argparse.ArgumentParser(prog="sdgym", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -221,18 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--seed", type=int, default=None, help="seed of the goal choice")
     serve.set_defaults(handler=command_serve)
 
-    for name, module, function, text in (
-        ("baseline", "baselines.baseline_cli", "run",
-         "reference policies (random, expert, MaskablePPO); --table: all envs, easy splits"),
-        ("train", "baselines.train_cli", "run", "train an LLM agent with GRPO or a teacher head"),
-        ("sft", "baselines.train_cli", "run_sft", "build the SFT warm start from expert demos"),
-        ("benchmark", "baselines.benchmark.cli", "run", "run a benchmark preset, write its report"),
-        ("eval", "agents.evaluate_cli", "run_eval", "evaluate an LLM policy on an env split"),
-        ("rollout", "agents.evaluate_cli", "run_rollout", "sample an LLM policy, write turn rows"),
-    ):
+    for name, (module, function, text) in UPPER_COMMANDS.items():
         sub = commands.add_parser(name, help=text)
         sub.set_defaults(handler=_lazy(module, function))
-        _lazy_arguments(sub, module)
+        if name == command:  # only the command that runs imports its module
+            _lazy_arguments(sub, module)
     return parser
 
 
@@ -269,7 +283,9 @@ def _lazy_arguments(parser: argparse.ArgumentParser, module: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sdgym`` console script."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    requested = next((word for word in argv if not word.startswith("-")), None)
+    args = build_parser(requested).parse_args(argv)
     try:
         return int(args.handler(args))
     except (ValueError, TypeError) as error:

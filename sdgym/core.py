@@ -13,6 +13,26 @@ A concrete environment supplies only its engine, through a handful of hooks:
 ``_release``              free engine resources (JVMs, browsers, servers, temp dirs)
 ========================  ==================================================================
 
+Optional hooks (declared here with their defaults; an env overrides what it has):
+
+=============================  =============================================================
+``candidate_actions(obs, i)``  the env's own discrete action set now (Search-QA, WebShop), or
+                               ``None`` (default): then the admissible list is used
+``get_admissible_actions()``   admissible commands computed on request (ScienceWorld), or
+                               ``None`` (default)
+=============================  =============================================================
+
+What agents need to know about an env, declared as class attributes (read by ``agents.prompts``
+and ``baselines.skills`` through :func:`sdgym.registration.env_class`; no table elsewhere):
+
+=====================  ==================================================================
+``agent_role``         first sentence(s) of the agent's system prompt (required: ``""`` is
+                       an error when a prompt is built)
+``history_window``     observation/action pairs a student prompt keeps (default 2)
+``skills``             per-task-type guidance texts with a ``"default"`` entry (required
+                       for the ``skills`` teacher context; ``{}``: an error when asked for)
+=====================  ==================================================================
+
 :class:`TextEnv` turns those into the Gymnasium API: text spaces, the public ``info`` keys, the
 privileged channel, deterministic task choice from ``(split, task_index)`` or ``(split, seed)``,
 invalid-action handling that never raises, and idempotent ``close()``.
@@ -119,6 +139,13 @@ class TextEnv(gym.Env[str, str]):
     max_action_length: ClassVar[int] = 2_048
     native_action_tags: ClassVar[tuple[str, ...]] = ()
     """Tags the env parses itself (e.g. SearchQA's ``search``/``answer``); ``()`` for plain commands."""
+    agent_role: ClassVar[str] = ""
+    """The agent's role in its system prompt, e.g. ``"You are an agent in a household."``."""
+    history_window: ClassVar[int] = 2
+    """Observation/action pairs kept in a student prompt (METHODS.md)."""
+    skills: ClassVar[dict[str, str]] = {}
+    """Task type → guidance text for the ``skills`` teacher context, plus a ``"default"`` entry
+    for task types without their own text."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> TextEnv:
         env = super().__new__(cls)
@@ -170,6 +197,17 @@ class TextEnv(gym.Env[str, str]):
 
     def _release(self) -> None:
         """Free engine resources; called once by :meth:`close`."""
+
+    # --------------------------------------------------------- optional hooks
+    def candidate_actions(self, observation: str, info: dict[str, Any]) -> list[str] | None:
+        """The env's own discrete action set for this state; ``None``: it has none (the
+        admissible list stands in)."""
+        del observation, info
+        return None
+
+    def get_admissible_actions(self) -> list[str] | None:
+        """Admissible commands computed on request; ``None``: not available."""
+        return None
 
     # ------------------------------------------------------------ gym API
     @property

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import gymnasium as gym
 
@@ -18,6 +20,8 @@ class EnvEntry:
     extra: str
     requires: tuple[str, ...]
     description: str
+    test_kwargs: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    """``gym.make`` keyword arguments that make the env small enough for unit tests."""
 
     def installed(self) -> bool:
         """Whether the Python packages this env's engine needs are importable."""
@@ -32,6 +36,7 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         "alfworld",
         ("textworld", "alfworld"),
         "household tasks on the ALFWorld/TextWorld PDDL engine",
+        test_kwargs={"size": "small"},
     ),
     EnvEntry(
         "sdgym/ScienceWorld-v0",
@@ -40,6 +45,7 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         "scienceworld",
         ("scienceworld",),
         "elementary science experiments on the ScienceWorld simulator",
+        test_kwargs={"task_names": ["chemistry-mix"]},
     ),
     EnvEntry(
         "sdgym/SearchQA-v0",
@@ -48,6 +54,7 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         "searchqa",
         ("bm25s",),
         "Search-R1-style retrieval QA over a generated encyclopedia",
+        test_kwargs={"size": "tiny"},
     ),
     EnvEntry(
         "sdgym/WebShop-v0",
@@ -56,6 +63,7 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         "webshop",
         ("rapidfuzz", "bm25s"),
         "WebShop-style online shopping over a generated catalogue",
+        test_kwargs={"size": "tiny"},
     ),
 )
 
@@ -68,6 +76,21 @@ def entry_for(name: str) -> EnvEntry:
             return entry
     known = ", ".join(e.env_id for e in ENVIRONMENTS)
     raise ValueError(f"unknown environment {name!r}; known: {known}")
+
+
+@functools.cache
+def env_class(env_id: str) -> type:
+    """The class registered as ``env_id`` (imports its module; builds nothing). What an agent
+    needs to know about the env is declared on it (:class:`sdgym.core.TextEnv`)."""
+    from gymnasium.envs.registration import load_env_creator
+
+    import sdgym  # noqa: F401  (registers the env ids)
+
+    if env_id not in gym.registry:
+        known = sorted(k for k in gym.registry if k.startswith("sdgym/"))
+        raise ValueError(f"unknown environment {env_id!r}; registered: {known}")
+    entry_point = gym.spec(env_id).entry_point
+    return load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
 
 
 def implemented(entry: EnvEntry) -> bool:

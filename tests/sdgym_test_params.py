@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from sdgym.registration import ENVIRONMENTS, implemented
 
-FAST_KWARGS: dict[str, dict] = {
-    "sdgym/SearchQA-v0": {"size": "tiny"},
-    "sdgym/WebShop-v0": {"size": "tiny"},
-    "sdgym/ScienceWorld-v0": {"task_names": ["chemistry-mix"]},
-    "sdgym/ALFWorld-v0": {"size": "small"},
-}
-"""Keyword arguments that make each env small enough for unit tests."""
+FAST_KWARGS: dict[str, dict] = {e.env_id: dict(e.test_kwargs) for e in ENVIRONMENTS}
+"""Keyword arguments that make each env small enough for unit tests (each entry's
+``test_kwargs`` in ``sdgym/registration.py``)."""
 
 AVAILABLE_IDS = [e.env_id for e in ENVIRONMENTS if implemented(e) and e.installed()]

@@ -96,3 +96,39 @@ def test_torn_alfworld_game_is_regenerated_with_a_warning(caplog) -> None:
     assert again == folder and warned_about(caplog, folder)
     assert (folder / GAME_FILE).read_text() == original
     assert read_game(folder).traj
+
+
+def test_sdgym_cache_with_a_tilde_is_one_root_for_every_artefact(tmp_path, monkeypatch) -> None:
+    from agents.tiny_model import default_cache_dir
+    from sdgym.cache import cache_dir, cache_root
+    from sdgym.envs.webshop.catalog import generated_catalog
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SDGYM_CACHE", "~/c")
+    monkeypatch.chdir(tmp_path)
+    assert cache_root() == home / "c"
+    assert cache_dir("sft") == home / "c" / "sft" and (home / "c" / "sft").is_dir()
+    assert default_cache_dir() == home / "c"  # the tiny model's root
+    generated_catalog.__wrapped__("tiny", 7)  # bypass the in-process memo: write the pickle
+    assert len(list((home / "c" / "webshop").glob("catalog-tiny-7-*.pkl"))) == 1
+    assert not (tmp_path / "~").exists()
+    monkeypatch.setenv("SDGYM_CACHE", "")
+    assert cache_root() == home / ".cache" / "sdgym"
+
+
+def test_file_lock_excludes_another_process_until_released(tmp_path) -> None:
+    from sdgym.cache import file_lock
+
+    lock = tmp_path / "entry.lock"
+    probe = ("import sys, filelock\n"
+             "try:\n    filelock.FileLock(sys.argv[1], timeout=0).acquire()\n"
+             "except filelock.Timeout:\n    print('HELD')\nelse:\n    print('FREE')\n")
+
+    def other_process_sees() -> str:
+        return subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True,
+                              text=True, timeout=60, check=True).stdout.strip()
+
+    with file_lock(lock):
+        assert other_process_sees() == "HELD"
+    assert other_process_sees() == "FREE"

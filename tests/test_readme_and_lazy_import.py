@@ -48,3 +48,20 @@ def test_wrappers_load_lazily_and_unknown_names_still_fail(tmp_path: Path) -> No
     result = run_fresh(code, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "AE module 'sdgym' has no attribute 'no_such_thing'" in result.stdout
+
+
+def test_cli_imports_an_upper_layer_module_only_for_the_command_that_runs(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from sdgym.cli import build_parser\n"
+        "build_parser().parse_args(['list'])\n"
+        "upper = sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'baselines'))\n"
+        "assert upper == [], upper\n"
+        "build_parser('baseline')\n"
+        "assert 'baselines.baseline_cli' in sys.modules\n"
+        "assert 'baselines.train_cli' not in sys.modules and 'agents.evaluate_cli' not in sys.modules\n"
+        "print('LAZY-OK')\n"
+    )
+    result = run_fresh(code, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "LAZY-OK" in result.stdout

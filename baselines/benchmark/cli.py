@@ -8,7 +8,8 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``sdgym benchmark``."""
-    parser.add_argument("--preset", default="cpu-mini", help="benchmark preset name or TOML file")
+    parser.add_argument("--preset", default="cpu-mini-bench",
+                        help="benchmark preset name (the -bench suffix may be left out) or TOML file")
     parser.add_argument("--out", default=None, help="report folder (default reports/<preset>)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the run matrix and a projected cost; run nothing")

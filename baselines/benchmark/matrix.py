@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from baselines.config import read_toml
+from baselines.config import preset_path, read_preset
+from baselines.typecheck import check_fields
 from sdgym.cache import atomic_write_text
 from sdgym.registration import ENVIRONMENTS, implemented
 
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
     from baselines.config import TrainConfig
 
 PRESET_DIR = Path(__file__).parent / "presets"
+SUFFIX = "-bench"
+"""Benchmark preset files are ``<name>-bench.toml`` (unique beside the training presets); the
+benchmark's name (its report folder, ``reports/<name>``) leaves the suffix out, and so may
+``--preset``."""
 
 
 @dataclass
@@ -66,19 +71,25 @@ class BenchmarkPreset:
     seconds_per_cell: float = 60.0
     """Dry-run projection for cells not yet measured in the output folder."""
 
+    def __post_init__(self) -> None:
+        check_fields(self)
+
 
 def available_benchmark_presets() -> list[str]:
-    """Names of the benchmark presets."""
+    """Names of the benchmark preset files."""
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 
 
 def load_benchmark_preset(name: str) -> BenchmarkPreset:
-    """Read a benchmark preset by name or path."""
-    path = Path(name) if name.endswith(".toml") else PRESET_DIR / f"{name}.toml"
-    if not path.exists():
-        raise ValueError(f"unknown benchmark preset {name!r}; available: "
-                         f"{available_benchmark_presets()}")
-    return BenchmarkPreset(name=path.stem, **read_toml(path))
+    """Read a benchmark preset by name (``cpu-mini-bench`` or ``cpu-mini``) or path, with its
+    ``extends`` chain (:func:`baselines.config.read_preset`)."""
+    path = preset_path(name, PRESET_DIR, "benchmark", SUFFIX)
+    values = read_preset(path, PRESET_DIR, "benchmark", SUFFIX)
+    known = {f.name for f in dataclasses.fields(BenchmarkPreset)} - {"name"}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"{path.name}: unknown benchmark options {unknown}")
+    return BenchmarkPreset(name=path.stem.removesuffix(SUFFIX), **values)
 
 
 @dataclass(frozen=True)
@@ -99,12 +110,16 @@ class Cell:
 def preset_fingerprint(preset: BenchmarkPreset) -> str:
     """Hash of the benchmark preset and the training preset files it names: a finished cell
     whose record carries another fingerprint was made under other settings and is re-run."""
-    from baselines.config import PRESET_DIR
+    from baselines.config import PRESET_DIR, preset_chain
 
-    train_files = {}
+    train_files: dict[str, Any] = {}
     for name in sorted({preset.train_preset, *preset.train_presets.values()}):
         path = Path(name) if name.endswith(".toml") else PRESET_DIR / f"{name}.toml"
-        train_files[name] = path.read_text() if path.exists() else None
+        if not path.exists():
+            train_files[name] = None
+            continue
+        chain = [p.read_text() for p in preset_chain(path, PRESET_DIR, "training")]
+        train_files[name] = chain[0] if len(chain) == 1 else chain  # a base edited: re-run
     data = json.dumps([dataclasses.asdict(preset), train_files], sort_keys=True, default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
@@ -158,7 +173,7 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
     env_kwargs = dict(preset.env_kwargs.get(cell.env_id, {}))
     started = time.perf_counter()
     if cell.kind == "baseline":
-        from baselines.baseline_cli import run_baseline
+        from baselines.reference.run import run_baseline
 
         record = run_baseline(
             cell.env_id, cell.method, env_kwargs, split=preset.baseline_split,

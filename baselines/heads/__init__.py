@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from baselines.heads.base import HeadBatch, HeadOutput, TeacherHead
+from baselines.heads.grpo import GRPOHead
 
-HEADS: dict[str, type[TeacherHead]] = {"grpo": TeacherHead}
+HEADS: dict[str, type[TeacherHead]] = {"grpo": GRPOHead}
 
 
 def register_head(cls: type[TeacherHead]) -> type[TeacherHead]:
@@ -64,9 +65,9 @@ def _load_all() -> None:
     import baselines.heads as package
 
     for module in pkgutil.iter_modules(package.__path__):
-        if module.name != "base":
+        if module.name not in ("base", "grpo"):
             importlib.import_module(f"baselines.heads.{module.name}")
 
 
-__all__ = ["HEADS", "HeadBatch", "HeadOutput", "TeacherHead", "available_heads", "make_head",
+__all__ = ["HEADS", "GRPOHead", "HeadBatch", "HeadOutput", "TeacherHead", "available_heads", "make_head",
            "reference_table", "register_head"]

@@ -1,4 +1,5 @@
-"""The teacher-head interface shared by GRPO and every self-distillation method.
+"""The head contract: the base class :class:`TeacherHead` of GRPO (``heads/grpo.py``, the no-op)
+and of every self-distillation method (one file per head, registered with ``@register_head``).
 
 A head receives a :class:`HeadBatch` (per-token tensors ``[rows, tokens]`` plus per-row ids) and
 returns a :class:`HeadOutput` with any of:
@@ -6,6 +7,18 @@ returns a :class:`HeadOutput` with any of:
 * ``advantages`` — reshaped per-token advantages that replace ``A`` inside the GRPO loss ``L0``;
 * ``aux_loss`` — a scalar added to ``L0``;
 * ``replace_loss`` — a scalar that replaces ``L0`` entirely.
+
+Loss composition (``baselines/learner.py``), per micro-batch, with ``w`` the micro-batch's share
+of the batch's tokens::
+
+    loss = −c_H·H·w + (replace_loss            if set
+                       else L0(A')·w + aux_loss)  + c_KL·KL·w
+
+where ``A'`` is ``advantages`` if set, else ``A``; ``aux_loss`` may come with ``advantages``.
+A head returns ``replace_loss`` or ``aux_loss``, never both (:class:`HeadOutput` raises: one
+would be dropped). The entropy and KL terms always stay, with the head's own ``entropy_coef`` /
+``kl_coef`` when it sets them. A ``"batch"``-scope head returns ``advantages`` only (the learner
+raises on a loss from one).
 
 Each head says *when* it runs (:attr:`TeacherHead.scope`):
 
@@ -94,17 +107,23 @@ class HeadOutput:
     replace_loss: torch.Tensor | None = None
     metrics: dict[str, float] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.replace_loss is not None and self.aux_loss is not None:
+            raise ValueError("a head returns replace_loss or aux_loss, not both (replace_loss "
+                             "replaces L0, so an aux_loss added to L0 would be dropped)")
+
 
 class TeacherHead:
-    """Base class: plain GRPO (no teacher, returns nothing)."""
+    """Base class of every head (the contract in the module docstring). A subclass sets
+    :attr:`name`, its reference :attr:`source` and :attr:`reference` recipe, and :meth:`apply`."""
 
-    name: ClassVar[str] = "grpo"
+    name: ClassVar[str] = ""
     needs_teacher: ClassVar[bool] = False
     needs_logits: ClassVar[bool] = False
     scope: ClassVar[str] = "micro_batch"
     replaces_loss: ClassVar[bool] = False
     """Whether the head's default output replaces the GRPO loss ``L0`` (else adds to it)."""
-    source: ClassVar[str] = "DeepSeekMath (GRPO); verl `core_algos`"
+    source: ClassVar[str] = ""
     """The reference code (repository and file) this head must match."""
     reference: ClassVar[dict[str, Any]] = {}
     """The reference recipe's value of each knob (head attributes, and trainer options written
@@ -173,8 +192,7 @@ class TeacherHead:
 
     def apply(self, batch: HeadBatch) -> HeadOutput:
         """Reshape advantages and/or add or replace the loss for this batch."""
-        del batch
-        return HeadOutput()
+        raise NotImplementedError(f"head {type(self).__name__} does not define apply()")
 
 
 _MISSING = object()

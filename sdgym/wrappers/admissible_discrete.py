@@ -9,6 +9,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from sdgym.core import TextEnv
+
 _TOKEN = re.compile(r"[a-z0-9]+")
 _ARGUMENT = re.compile(r"^\s*<(\w+)>(.*)</\1>\s*$|^\s*(\w+)\[(.*)\]\s*$", re.DOTALL)
 
@@ -23,14 +25,15 @@ def candidate_commands(env: gym.Env, observation: str, info: dict[str, Any]) -> 
     nothing.
     """
     core = env.unwrapped
-    if hasattr(core, "candidate_actions"):
-        return list(core.candidate_actions(observation, info))
+    if not isinstance(core, TextEnv):  # a plain Gymnasium env: its info is all there is
+        return list(info.get("admissible_actions") or [])
+    candidates = core.candidate_actions(observation, info)
+    if candidates is not None:
+        return list(candidates)
     actions = info.get("admissible_actions")
     if actions:
         return list(actions)
-    if hasattr(core, "get_admissible_actions"):
-        return list(core.get_admissible_actions() or [])
-    return []
+    return list(core.get_admissible_actions() or [])
 
 
 _FUNCTION_WORDS = frozenset({

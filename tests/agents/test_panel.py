@@ -37,9 +37,9 @@ pytest.importorskip("transformers")
 def test_every_evaluation_path_sees_the_same_tasks(tmp_path) -> None:
     """Trainer.evaluate for two methods, the reference baselines and ``sdgym eval`` run the same
     task panel of the test split; validation runs the val panel."""
-    from baselines.baseline_cli import make_policy
     from baselines.config import load_preset
     from baselines.evaluation import evaluate_policy
+    from baselines.reference.run import make_policy
     from baselines.trainer import Trainer
     from sdgym.cli import main
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from sdgym_test_params import AVAILABLE_IDS
 
 from agents.prompts import (
     PromptLimits,
@@ -13,11 +14,12 @@ from agents.prompts import (
 
 TASK = "Instruction: [SEP] buy a red mug [SEP] Search"
 HISTORY = [(TASK, "search[red mug]"), ("Results page " + "x" * 300, "click[b01]")]
+ENV = AVAILABLE_IDS[0]  # any installed env: these limits are the same for all (window >= 2)
 INFO = {"admissible_actions": [f"click[item {i}]" for i in range(10)], "privileged": {"text": "SECRET"}}
 
 
 def _user(limits: PromptLimits | None, observation: str = "Item page " + "y" * 900) -> str:
-    turn = public_turn("sdgym/WebShop-v0", TASK, 3, HISTORY, observation, INFO, limits)
+    turn = public_turn(ENV, TASK, 3, HISTORY, observation, INFO, limits)
     return student_messages(turn)[1]["content"]
 
 

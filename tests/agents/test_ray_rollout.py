@@ -12,8 +12,8 @@ ray = pytest.importorskip("ray")
 from agent_fixtures import shared_hf_backend  # noqa: E402
 
 from agents.backends.base import SamplingParams, render_chat  # noqa: E402
-from agents.env_pool import EnvPoolSpec, VectorEnvPool, make_env_pool  # noqa: E402
-from agents.ray_pool import RayEnvPool, split_sizes  # noqa: E402
+from agents.pools import EnvPoolSpec, VectorEnvPool, make_env_pool  # noqa: E402
+from agents.pools.ray import RayEnvPool, split_sizes  # noqa: E402
 from agents.ray_runtime import ray_session  # noqa: E402
 from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine  # noqa: E402
 

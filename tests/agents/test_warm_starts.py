@@ -78,7 +78,7 @@ def test_shipped_searchqa_warm_start_beats_random_on_the_easy_split() -> None:
     from agents.prompts import PromptLimits
     from agents.rollout import RolloutConfig, RolloutEngine
     from baselines.evaluation import evaluate_policy
-    from baselines.reference_policies import RandomPolicy
+    from baselines.reference.policies import RandomPolicy
 
     torch.set_num_threads(2)
     record = warm_start_record("searchqa-easy-sft")["config"]

@@ -123,7 +123,7 @@ def test_a_used_run_folder_is_refused_without_resume(tmp_path) -> None:
 def test_torn_sft_warm_start_is_rebuilt_with_a_warning(tmp_path, caplog) -> None:
     pytest.importorskip("transformers")
     from agents.tiny_model import load_tiny_model
-    from baselines.trainer import warm_start
+    from baselines.warm_start import warm_start
 
     config = load_preset("cpu-smoke", out_dir=str(tmp_path), sft_steps=2, sft_tasks=4, seed=11)
     folder = warm_start(config)

@@ -7,9 +7,9 @@ import json
 import pytest
 from sdgym_test_params import AVAILABLE_IDS, FAST_KWARGS
 
-from baselines.baseline_cli import evaluation_split, ppo_train_split, run_baseline
 from baselines.evaluation import evaluate_policy
-from baselines.reference_policies import ExpertPolicy, RandomPolicy
+from baselines.reference.policies import ExpertPolicy, RandomPolicy
+from baselines.reference.run import evaluation_split, ppo_train_split, run_baseline
 from sdgym.cli import main
 
 SLOW_ENGINES = {"sdgym/ScienceWorld-v0", "sdgym/ALFWorld-v0"}
@@ -70,7 +70,7 @@ def test_easy_splits_per_env() -> None:
 def test_sb3_check_env_passes_on_the_wrapped_env(env_id: str) -> None:
     from stable_baselines3.common.env_checker import check_env
 
-    from baselines.maskable_ppo import make_discrete_env
+    from baselines.reference.maskable_ppo import make_discrete_env
 
     env = make_discrete_env(env_id, FAST_KWARGS[env_id], ppo_train_split(env_id))
     try:
@@ -143,7 +143,7 @@ def test_maskable_ppo_beats_random_on_searchqa_easy() -> None:
 def test_maskable_ppo_training_leaves_no_sb3_folder(tmp_path, monkeypatch) -> None:
     import tempfile
 
-    from baselines.maskable_ppo import train_maskable_ppo
+    from baselines.reference.maskable_ppo import train_maskable_ppo
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.delenv("SB3_LOGDIR", raising=False)

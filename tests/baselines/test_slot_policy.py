@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from baselines.slot_policy import SlotScorer, SlotScoringPolicy
+from baselines.reference.slot_policy import SlotScorer, SlotScoringPolicy
 
 OBS_DIM, SLOTS, ACTION_DIM = 16, 5, 8
 SIZE = 2 * OBS_DIM + SLOTS * 2 * ACTION_DIM

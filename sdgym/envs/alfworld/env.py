@@ -48,11 +48,15 @@ from sdgym.envs.alfworld.engine import reset_game, start_game, step_game
 from sdgym.envs.alfworld.expert import Expert
 from sdgym.envs.alfworld.game_io import GameFiles, read_game
 from sdgym.envs.alfworld.generator import load_generated
+from sdgym.envs.alfworld.skills import SKILLS
 from sdgym.envs.alfworld.splits import ALIASES, SPLITS, canonical_split, split_config
 
 
 class ALFWorldEnv(TextEnv):
     """ALFWorld on TextWorld's PDDL engine; see the module docstring."""
+    agent_role: ClassVar[str] = "You are an agent in a household. Complete the task."
+    history_window: ClassVar[int] = 2
+    skills: ClassVar[dict[str, str]] = SKILLS
 
     splits: ClassVar[tuple[str, ...]] = (*SPLITS, *ALIASES)
 

@@ -72,6 +72,7 @@ from sdgym.envs.scienceworld.simulator import (
     PARSER_ERROR,
     Simulator,
 )
+from sdgym.envs.scienceworld.skills import SKILLS
 from sdgym.envs.scienceworld.tasks import (
     TaskCatalog,
     simplification_string,
@@ -101,6 +102,9 @@ class ScienceWorldEnv(TextEnv):
         privileged: put ``info["privileged"]`` in every info dict.
         render_mode: ``"ansi"`` or ``"human"``.
     """
+    agent_role: ClassVar[str] = "You are an agent doing a science experiment."
+    history_window: ClassVar[int] = 5
+    skills: ClassVar[dict[str, str]] = SKILLS
 
     max_action_length: ClassVar[int] = 512
 

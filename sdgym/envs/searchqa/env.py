@@ -32,6 +32,7 @@ from sdgym.envs.searchqa.protocol import parse_command
 from sdgym.envs.searchqa.questions import Hop, Question
 from sdgym.envs.searchqa.retrieval import Hit, Retriever, shared_retriever
 from sdgym.envs.searchqa.scoring import exact_match, token_f1
+from sdgym.envs.searchqa.skills import SKILLS
 
 INSTRUCTIONS = (
     "Answer the question. Search the encyclopedia with <search>query</search>; results appear "
@@ -61,6 +62,9 @@ class SearchQAEnv(TextEnv):
             corpus and ``{split: question file}``).
         privileged, render_mode: see :class:`~sdgym.core.TextEnv`.
     """
+    agent_role: ClassVar[str] = "You answer questions using a search engine."
+    history_window: ClassVar[int] = 4
+    skills: ClassVar[dict[str, str]] = SKILLS
 
     splits: ClassVar[tuple[str, ...]] = SPLITS
     native_action_tags: ClassVar[tuple[str, ...]] = ("search", "answer")

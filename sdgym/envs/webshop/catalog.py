@@ -2,31 +2,25 @@
 
 :func:`generated_catalog` is memoised per process (every env made in one process shares one
 catalogue) and on disk: generating the full size takes a few seconds, loading the pickle a
-fraction of one. The disk cache lives in ``$SDGYM_CACHE/webshop`` (default
-``~/.cache/sdgym/webshop``); its key includes a hash of the generator's source files, so editing
+fraction of one. The disk cache lives in ``<cache root>/webshop`` (:func:`sdgym.cache.cache_root`); its key includes a hash of the generator's source files, so editing
 the taxonomy or the generator invalidates it. A missing, unreadable or unwritable cache only
 costs the generation time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
 import pickle
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from sdgym.cache import atomic_write_bytes, cache_root
 from sdgym.envs.webshop import generator, goals, loaders, schema, taxonomy
 from sdgym.envs.webshop.generator import SIZES, generate_upstream_data
 from sdgym.envs.webshop.loaders import build_catalog
 from sdgym.envs.webshop.schema import Catalog
-
-
-def cache_dir() -> Path:
-    """Where generated catalogues are cached."""
-    root = os.environ.get("SDGYM_CACHE") or os.path.join(Path.home(), ".cache", "sdgym")
-    return Path(root) / "webshop"
+from sdgym.envs.webshop.search import DEFAULT_BACKEND, ProductSearch
 
 
 @lru_cache(maxsize=1)
@@ -55,7 +49,8 @@ def generated_catalog(size: str = "full", seed: int = 0) -> Catalog:
     """
     if size not in SIZES:
         raise ValueError(f"unknown catalogue size {size!r}; choose one of {sorted(SIZES)}")
-    path = cache_dir() / f"catalog-{size}-{seed}-{_source_hash()}.pkl"
+    name = f"catalog-{size}-{seed}-{_source_hash()}.pkl"
+    path = cache_root() / "webshop" / name
     try:
         with open(path, "rb") as handle:
             cached = pickle.load(handle)
@@ -64,11 +59,16 @@ def generated_catalog(size: str = "full", seed: int = 0) -> Catalog:
     except Exception:  # no cache yet, or an unreadable one: regenerate
         pass
     catalog = _generate(size, seed)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as tmp:
-            pickle.dump(catalog, tmp, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp.name, path)
-    except OSError:  # read-only home, full disk: run without the cache
-        pass
+    with contextlib.suppress(OSError):  # read-only home, full disk: run without the cache
+        atomic_write_bytes(path, pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))
     return catalog
+
+
+@lru_cache(maxsize=4)
+def generated_shop(
+    size: str = "full", seed: int = 0, backend: str = DEFAULT_BACKEND
+) -> tuple[Catalog, ProductSearch]:
+    """The generated catalogue and its product search index (memoised: envs, the text site and
+    the browser site of one process share them)."""
+    catalog = generated_catalog(size, seed)
+    return catalog, ProductSearch(catalog.products, backend)

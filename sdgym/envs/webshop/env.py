@@ -49,11 +49,10 @@ every clickable on the page. The purchase step adds ``reward_info`` (the reward'
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sdgym.core import EngineStep, InvalidAction, TextEnv
-from sdgym.envs.webshop.catalog import generated_catalog
+from sdgym.envs.webshop.catalog import generated_shop
 from sdgym.envs.webshop.curriculum import EASY_SPLITS, easy_query, easy_splits
 from sdgym.envs.webshop.discrete_actions import discrete_actions
 from sdgym.envs.webshop.engine import ShopEngine
@@ -61,8 +60,8 @@ from sdgym.envs.webshop.expert import Expert
 from sdgym.envs.webshop.loaders import load_upstream
 from sdgym.envs.webshop.pages import OBSERVATION_MODES
 from sdgym.envs.webshop.reward import goal_option_values
-from sdgym.envs.webshop.schema import Catalog
 from sdgym.envs.webshop.search import DEFAULT_BACKEND, ProductSearch
+from sdgym.envs.webshop.skills import SKILLS
 from sdgym.envs.webshop.state import DONE, ShopState
 
 if TYPE_CHECKING:
@@ -71,16 +70,11 @@ if TYPE_CHECKING:
 MODES: tuple[str, ...] = ("text", "browser")
 
 
-@lru_cache(maxsize=4)
-def _generated(
-    size: str, seed: int, backend: str = DEFAULT_BACKEND
-) -> tuple[Catalog, ProductSearch]:
-    catalog = generated_catalog(size, seed)
-    return catalog, ProductSearch(catalog.products, backend)
-
-
 class WebShopEnv(TextEnv):
     """WebShop over a generated (or upstream) catalogue; see the module docstring."""
+    agent_role: ClassVar[str] = "You are shopping online for the customer."
+    history_window: ClassVar[int] = 2
+    skills: ClassVar[dict[str, str]] = SKILLS
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
     splits: ClassVar[tuple[str, ...]] = ("train", "val", "test", *EASY_SPLITS)
@@ -120,7 +114,7 @@ class WebShopEnv(TextEnv):
             )
             index = ProductSearch(catalog.products, search_backend)
         else:
-            catalog, index = _generated(size, int(catalog_seed), search_backend)
+            catalog, index = generated_shop(size, int(catalog_seed), search_backend)
         self.catalog = catalog
         self.observation_mode = observation_mode
         self.engine = ShopEngine(catalog, index, show_attrs=show_attrs)

@@ -130,9 +130,9 @@ def shop_engine(
     size: str = "full", catalog_seed: int = 0, show_attrs: bool = False
 ) -> tuple[ShopEngine, Catalog]:
     """The engine and catalogue the text env uses for a generated catalogue (shared cache)."""
-    from sdgym.envs.webshop.env import _generated
+    from sdgym.envs.webshop.catalog import generated_shop
 
-    catalog, index = _generated(size, int(catalog_seed))
+    catalog, index = generated_shop(size, int(catalog_seed))
     return ShopEngine(catalog, index, show_attrs=show_attrs), catalog
 
 

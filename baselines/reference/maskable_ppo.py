@@ -2,7 +2,7 @@
 
 The agent sees hashed bag-of-words features of the task, the observation and each candidate
 command (the env's own discrete candidates where it defines them, e.g. Search-QA and WebShop,
-else the admissible list) and picks a slot with :class:`~baselines.slot_policy.SlotScoringPolicy`
+else the admissible list) and picks a slot with :class:`~baselines.reference.slot_policy.SlotScoringPolicy`
 (one scorer shared by every slot); ``action_masks()`` hides empty slots. Privileged info is
 hidden.
 """
@@ -47,7 +47,7 @@ def train_maskable_ppo(env_id: str, env_kwargs: dict[str, Any], split: str, time
     """Train MaskablePPO for ``timesteps`` env steps on ``split``; return the sb3 model."""
     from sb3_contrib import MaskablePPO
 
-    from baselines.slot_policy import SlotScoringPolicy
+    from baselines.reference.slot_policy import SlotScoringPolicy
 
     env = make_discrete_env(env_id, env_kwargs, split, max_actions)
     layout = {"obs_dim": env.obs_dim, "max_actions": env.max_actions,

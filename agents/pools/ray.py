@@ -1,7 +1,7 @@
 """A Ray env pool: the sub-envs of a rollout split over Ray actors, driven like a local pool.
 
 Each actor (:class:`EnvWorker`) holds a contiguous slice of the sub-envs as a
-:class:`~agents.env_pool.VectorEnvPool`. ``reset`` and ``step`` send every actor its slice at
+:class:`~agents.pools.local.VectorEnvPool`. ``reset`` and ``step`` send every actor its slice at
 once and gather the results in sub-env order, so the rollout engine cannot tell this pool from
 the local one and produces the same rows for the same seeds.
 
@@ -20,7 +20,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from agents.env_pool import EnvPoolSpec, PoolStep, VectorEnvPool
+from agents.pools.base import EnvPoolSpec, PoolStep
+from agents.pools.local import VectorEnvPool
 from agents.ray_runtime import acquire_ray, import_ray, release_ray
 
 logger = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def split_sizes(total: int, parts: int) -> list[int]:
 
 
 class RayEnvPool:
-    """An :class:`~agents.env_pool.EnvPool` whose sub-envs live in Ray actors (module docstring).
+    """An :class:`~agents.pools.base.EnvPool` whose sub-envs live in Ray actors (module docstring).
 
     Args:
         spec: What each sub-env is.

@@ -1,0 +1,22 @@
+"""``grpo``: plain GRPO, no teacher: the head that changes nothing (``L0`` as it is).
+
+Source: DeepSeekMath (arXiv 2402.03300); ref verl ``core_algos`` (the GRPO math itself is
+:mod:`baselines.grpo`). Not inferred.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from baselines.heads.base import HeadBatch, HeadOutput, TeacherHead
+
+
+class GRPOHead(TeacherHead):
+    """No teacher, no output: the learner uses the GRPO loss ``L0`` with the group advantages."""
+
+    name: ClassVar[str] = "grpo"
+    source: ClassVar[str] = "DeepSeekMath (GRPO); verl `core_algos`"
+
+    def apply(self, batch: HeadBatch) -> HeadOutput:
+        del batch
+        return HeadOutput()

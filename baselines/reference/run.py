@@ -1,0 +1,92 @@
+"""Reference baselines as a library: build a policy (random, expert, MaskablePPO) and evaluate it.
+
+One record format (the benchmark's, so reports can mix reference baselines and LLM runs:
+``kind="baseline"``, ``method``, per-seed success/score, ``train_seconds``). Used by
+``sdgym baseline`` (:mod:`baselines.baseline_cli`) and the benchmark matrix.
+
+Splits: ``split="easy"`` evaluates on each env's easy evaluation split (``easy_val`` where the env
+has one, else ``easy``, else ``test``); MaskablePPO trains on ``easy_train``, else ``easy``, else
+``train`` (ALFWorld's only easy split, ``easy``, is used for both).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from baselines.evaluation import evaluate_policy
+from baselines.reference.policies import POLICIES
+
+ALGOS = (*POLICIES, "maskable_ppo")
+EASY = "easy"
+"""The ``--split`` value that means each env's own easy evaluation split."""
+EASY_EVAL_SPLITS: tuple[str, ...] = ("easy_val", "easy")
+EASY_TRAIN_SPLITS: tuple[str, ...] = ("easy_train", "easy")
+
+
+def env_splits(env_id: str) -> tuple[str, ...]:
+    """The split names of a registered env (read from its class; nothing is built)."""
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    import sdgym  # noqa: F401  (registers the env ids)
+
+    return tuple(getattr(load_env_creator(gym.spec(env_id).entry_point), "splits", ()))
+
+
+def _first_in(splits: Sequence[str], preferred: Sequence[str], fallback: str) -> str:
+    return next((s for s in preferred if s in splits), fallback)
+
+
+def evaluation_split(split: str, env_id: str) -> str:
+    """``split``, or for ``"easy"`` the env's easy evaluation split (see the module docstring)."""
+    return _first_in(env_splits(env_id), EASY_EVAL_SPLITS, "test") if split == EASY else split
+
+
+def ppo_train_split(env_id: str) -> str:
+    """The split MaskablePPO trains on by default (see the module docstring)."""
+    return _first_in(env_splits(env_id), EASY_TRAIN_SPLITS, "train")
+
+
+def make_policy(algo: str, env_id: str, env_kwargs: dict, ppo_timesteps: int = 20_000,
+                ppo_split: str | None = None):
+    """The policy for ``algo`` (MaskablePPO is trained first, on ``ppo_split`` or the easy one)."""
+    if algo not in ALGOS:
+        raise ValueError(f"unknown algo {algo!r}; choose from {sorted(ALGOS)}")
+    if algo != "maskable_ppo":
+        return POLICIES[algo]()
+    from baselines.reference.maskable_ppo import MaskablePPOPolicy, train_maskable_ppo
+
+    split = ppo_split or ppo_train_split(env_id)
+    return MaskablePPOPolicy(train_maskable_ppo(env_id, env_kwargs, split, ppo_timesteps))
+
+
+def run_baseline(
+    env_id: str,
+    algo: str,
+    env_kwargs: dict[str, Any],
+    *,
+    split: str = "test",
+    episodes: int = 16,
+    seeds: Sequence[int] = tuple(range(8)),
+    ppo_timesteps: int = 20_000,
+    ppo_split: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Train (MaskablePPO only) and evaluate one reference baseline; its result record.
+
+    The record is :meth:`EvaluationResult.to_record` plus the fields the benchmark report reads
+    (``kind="baseline"``, ``method``, ``seed``, ``validation``, ``auc``, ``train_seconds``) and
+    ``env_kwargs``. ``split`` may be ``"easy"`` (:func:`evaluation_split`).
+    """
+    started = time.perf_counter()
+    policy = make_policy(algo, env_id, env_kwargs, ppo_timesteps, ppo_split)
+    train_seconds = time.perf_counter() - started
+    result = evaluate_policy(env_id, policy, split=evaluation_split(split, env_id),
+                             episodes=episodes, seeds=seeds, env_kwargs=env_kwargs,
+                             progress=progress)
+    record = result.to_record()
+    record.update(kind="baseline", method=algo, seed=0, env_kwargs=env_kwargs, validation=[],
+                  auc=None, train_seconds=train_seconds)
+    return record

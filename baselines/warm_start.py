@@ -1,0 +1,92 @@
+"""The SFT warm start: behaviour cloning on the env's expert, cached once per recipe.
+
+The cache key is derived from the config itself: every :class:`~baselines.config.TrainConfig`
+field tagged as an SFT input (``metadata=SFT_INPUT``: the model, the env and its split, the seed,
+the prompt limits and every ``sft_*`` option) enters it, so a new SFT option cannot be forgotten.
+``tests/baselines/test_warm_start.py`` checks that :func:`warm_start` reads no other field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+
+from agents.backends.base import render_chat
+from agents.corpus import default_corpus
+from agents.prompts import PromptLimits, student_messages
+from agents.tiny_model import build_tiny_model, load_tiny_model
+from agents.warm_starts import resolve_model
+from baselines.config import TrainConfig, sft_inputs
+from baselines.run_log import RunLog
+from baselines.seeding import seed_everything
+from baselines.sft import (
+    behaviour_clone,
+    expert_demonstrations,
+    hasty_demonstrations,
+    with_teacher_contexts,
+)
+from sdgym.cache import atomic_directory, cache_dir, usable_entry
+
+KEY_VERSION = 2
+"""Bump when the SFT recipe changes in code, so cached warm starts are rebuilt."""
+
+
+def sft_cache_key(config: TrainConfig) -> str:
+    """16 hex digits of the SHA-256 of every SFT input of ``config`` (and :data:`KEY_VERSION`)."""
+    data = {"key_version": KEY_VERSION, **sft_inputs(config)}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
+    """The SFT warm-start model folder for this config, trained once and cached on disk.
+
+    Every method of a benchmark cell starts from the same folder: the cache key covers the SFT
+    inputs (:func:`sft_cache_key`), not the method.
+    """
+    if config.sft_steps <= 0 and config.model != "tiny":
+        return Path(resolve_model(config.model))
+    demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
+                                  config.sft_tasks, config.seed, PromptLimits.from_dict(config.prompt))
+    expert_turns = demos
+    if config.sft_hasty_fraction > 0:
+        demos = hasty_demonstrations(demos, config.sft_hasty_fraction, config.seed,
+                                     config.sft_hasty_turn)
+    target = cache_dir("sft") / sft_cache_key(config)
+    if usable_entry(target, "config.json"):
+        return target
+    if config.model == "tiny":
+        corpus = default_corpus() + [
+            student_messages(d.turn)[1]["content"] + "\n" + d.response for d in demos
+        ]
+        base = build_tiny_model(corpus=corpus, seed=config.seed, **config.tiny_model)
+    else:
+        base = Path(resolve_model(config.model))
+    model, tokenizer = load_tiny_model(base)
+    seed_everything(config.seed)
+
+    def render(messages: list[dict[str, str]]) -> str:
+        return render_chat(tokenizer, messages)
+
+    losses = behaviour_clone(model, tokenizer, demos, steps=config.sft_steps, lr=config.sft_lr,
+                             batch_size=config.sft_batch_size, seed=config.seed, render=render,
+                             context_loss_weight=config.sft_context_loss_weight,
+                             warmup_steps=config.sft_warmup_steps,
+                             teacher_demos=with_teacher_contexts(
+                                 expert_turns, config.sft_teacher_contexts, config.env_id,
+                                 config.seed),
+                             teacher_fraction=config.sft_teacher_fraction, log=_log_sft_progress)
+    with atomic_directory(target, replace=False) as staging:  # another process first: keep theirs
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        (staging / "sft.json").write_text(json.dumps({"losses": losses, "demonstrations": len(demos)}))
+    if log is not None and losses:
+        log.event("sft", {"first_loss": losses[0], "last_loss": losses[-1], "demos": len(demos)})
+    return target
+
+
+def _log_sft_progress(step: int, loss: float) -> None:
+    if (step + 1) % 100 == 0:
+        logging.getLogger("sdgym.sft").info("SFT step %d: response loss %.3f", step + 1, loss)
+

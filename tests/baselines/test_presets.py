@@ -1,0 +1,95 @@
+"""Presets: one name per file, ``extends`` instead of copies, types and choices checked on load."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from baselines.benchmark.matrix import PRESET_DIR as BENCHMARK_DIR
+from baselines.benchmark.matrix import load_benchmark_preset
+from baselines.config import PRESET_DIR, TrainConfig, load_preset, read_preset
+
+
+def test_every_preset_file_name_is_unique_across_kinds() -> None:
+    train = {p.stem for p in PRESET_DIR.glob("*.toml")}
+    benchmark = {p.stem for p in BENCHMARK_DIR.glob("*.toml")}
+    assert train and benchmark and not train & benchmark
+    assert all(name.endswith("-bench") for name in benchmark)
+
+
+def test_old_benchmark_names_still_work_and_keep_the_report_name() -> None:
+    old, new = load_benchmark_preset("cpu-mini"), load_benchmark_preset("cpu-mini-bench")
+    assert old == new and new.name == "cpu-mini" and new.train_preset == "cpu-mini"
+
+
+def test_a_child_preset_is_its_base_plus_its_own_values(tmp_path) -> None:
+    (tmp_path / "base.toml").write_text('description = "base"\nsteps = 5\nlr = 0.01\n'
+                                        '[grpo]\nkl_coef = 0.5\nclip_low = 0.1\n')
+    (tmp_path / "child.toml").write_text('description = "child"\nextends = "base"\nsteps = 7\n'
+                                         '[grpo]\nkl_coef = 0.0\n')
+    assert read_preset(tmp_path / "child.toml", PRESET_DIR, "training") == {
+        "description": "child", "steps": 7, "lr": 0.01, "grpo": {"kl_coef": 0.0, "clip_low": 0.1}}
+    config = load_preset(str(tmp_path / "child.toml"))
+    assert (config.steps, config.lr, config.grpo.kl_coef, config.grpo.clip_low) == (7, 0.01, 0.0, 0.1)
+
+
+def test_paper_presets_differ_from_their_env_preset_in_the_model_only() -> None:
+    for env in ("alfworld", "scienceworld", "searchqa", "webshop"):
+        base = load_preset(f"paper-qwen3.5-{env}").to_dict()
+        for size in ("2b", "4b", "9b"):
+            child = load_preset(f"paper-qwen3.5-{size}-{env}").to_dict()
+            assert {k for k in child if child[k] != base[k]} <= {"model"}
+            assert child["model"] == f"Qwen/Qwen3.5-{size.upper()}"
+
+
+def test_an_extends_loop_is_an_error_naming_it(tmp_path) -> None:
+    (tmp_path / "a.toml").write_text('extends = "b"\n')
+    (tmp_path / "b.toml").write_text('extends = "a"\n')
+    with pytest.raises(ValueError, match="loop: a -> b -> a"):
+        load_preset(str(tmp_path / "a.toml"))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('train_preset = "cpu-smoke"\nenvs = []\nmethods = []\nseeds = "0"\n',
+     r"^seeds must be a list of integers, got '0'$"),
+    ('train_preset = "cpu-smoke"\nenvs = []\nmethods = []\nseeds = [0]\nretries = "1"\n',
+     r"^retries must be an integer, got '1'$"),
+    ('train_preset = "cpu-smoke"\nenvs = []\nmethods = []\nseeds = [0]\ncolour = 1\n',
+     r"unknown benchmark options \['colour'\]"),
+])
+def test_benchmark_preset_types_are_checked_on_load(tmp_path, text, message) -> None:
+    path = tmp_path / "bad-bench.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        load_benchmark_preset(str(path))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('extends = "cpu-smoke"\nsteps = "3"\n', r"^steps must be an integer, got '3'$"),
+    ('extends = "cpu-smoke"\nsft_teacher_contexts = "skills"\n',
+     r"^sft_teacher_contexts must be a list of strings, got 'skills'$"),
+    ('extends = "cpu-smoke"\n[grpo]\nkl_coef = "0"\n', r"^grpo.kl_coef must be a number"),
+    ('extends = "cpu-smoke"\n[grpo]\nadvantage_scope = "trajectory"\n',
+     r"^grpo.advantage_scope must be one of \('episode', 'turn'\), got 'trajectory'$"),
+    ('extends = "cpu-smoke"\nmethod = "sdar"\n[head_kwargs]\nteacher_weights = "old"\n',
+     "teacher_weights must be one of"),
+    ('extends = "cpu-smoke"\nmethod = "sdar"\n[head_kwargs]\ncolour = 1\n',
+     "head_kwargs for method 'sdar'"),
+    ('extends = "cpu-smoke"\nmethod = "nope"\n', "unknown method 'nope'"),
+    ('extends = "cpu-smoke"\nwandb_mode = "cloud"\n', "wandb_mode must be one of"),
+])
+def test_train_preset_types_and_choices_are_checked_when_the_config_is_built(
+        tmp_path, text, message) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message) as raised:
+        load_preset(str(path))
+    assert "\n" not in str(raised.value)
+
+
+def test_the_config_checks_also_guard_direct_construction() -> None:
+    with pytest.raises(ValueError, match="advantage_scope"):
+        dataclasses.replace(load_preset("cpu-smoke").grpo, advantage_scope="x")
+    with pytest.raises(ValueError, match="seed must be an integer"):
+        TrainConfig(seed="0")
