@@ -1,4 +1,4 @@
-"""Build, cache and load a tiny Qwen3-architecture causal LM for offline tests.
+"""Build and cache a tiny Qwen3-architecture causal LM for offline tests.
 
 The model is randomly initialised (about 0.5M parameters with the defaults) and comes
 with a byte-level BPE tokenizer trained locally with the ``tokenizers`` library, ChatML
@@ -230,15 +230,8 @@ def build_tiny_model(
 def load_tiny_model(
     path: str | Path, *, dtype: Any = None
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Load a model folder written by :func:`build_tiny_model` (offline).
+    """Deprecated alias of :func:`agents.model_loading.load_model` (float32 unless ``dtype``);
+    it loads any model folder, not only tiny ones."""
+    from agents.model_loading import load_model
 
-    Returns:
-        ``(model, tokenizer)`` with the model in eval mode (float32 unless ``dtype``) and a
-        left-padding tokenizer.
-    """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(path, padding_side="left")
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype or torch.float32)
-    return model.eval(), tokenizer
+    return load_model(path, dtype=dtype or "float32")

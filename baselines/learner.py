@@ -44,6 +44,7 @@ from baselines.grpo import (
 from baselines.heads import HeadBatch, HeadOutput, TeacherHead
 from baselines.heads.base import LossTotals, categorical_kl
 from baselines.policy_forward import response_forward
+from baselines.precision import Precision
 from baselines.teacher import TeacherWeights
 
 
@@ -89,7 +90,8 @@ class Learner:
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                  head: TeacherHead, teachers: TeacherWeights, config: TrainConfig, pad_id: int,
-                 timer: PhaseTimer | None = None, parallel: DataParallel | None = None) -> None:
+                 timer: PhaseTimer | None = None, parallel: DataParallel | None = None,
+                 precision: Precision | None = None) -> None:
         self.model = model
         self.optimizer = optimizer
         self.head = head
@@ -98,6 +100,8 @@ class Learner:
         self.pad_id = pad_id
         self.timer = timer or PhaseTimer()
         self.parallel = parallel or DataParallel()
+        self.precision = precision or Precision.for_run(config.dtype, config.device,
+                                                        config.sharding)
         if head.scope not in ("batch", "micro_batch"):
             raise ValueError(f"head {head.name!r} has unknown scope {head.scope!r}")
 
@@ -224,9 +228,10 @@ class Learner:
         size = self.config.micro_batch_size
         for start in range(0, len(rows), size):
             part = rows[start:start + size]
-            lp, lg, _ = response_forward(network, prompts[start:start + size],
-                                         [r.response_ids for r in part], self.pad_id,
-                                         self.policy_temperature)
+            with self.precision.autocast():
+                lp, lg, _ = response_forward(network, prompts[start:start + size],
+                                             [r.response_ids for r in part], self.pad_id,
+                                             self.policy_temperature)
             w = min(width, lp.shape[1])
             out_lp[start:start + len(part), :w] = lp[:, :w].float().cpu()
             if logits:
@@ -247,9 +252,10 @@ class Learner:
             part = rows[start:start + config.micro_batch_size]
             index = slice(start, start + len(part))
             with self.timer.phase("update"):
-                logprobs, logits, mask = response_forward(
-                    self.model, [r.prompt_ids for r in part], [r.response_ids for r in part],
-                    self.pad_id, self.policy_temperature)
+                with self.precision.autocast():
+                    logprobs, logits, mask = response_forward(
+                        self.model, [r.prompt_ids for r in part], [r.response_ids for r in part],
+                        self.pad_id, self.policy_temperature)
                 width = mask.shape[1]
                 device = logprobs.device
                 old = prepared.old_logprobs[index, :width].to(device)

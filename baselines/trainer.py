@@ -11,11 +11,13 @@ the run folder, validates and checkpoints.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import random
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ import sdgym  # noqa: F401  (registers the env ids)
 from agents.backends.base import PolicyBackend, SamplingParams, render_chat
 from agents.backends.hf import HFBackend
 from agents.backends.vllm_backend import colocated_vllm
+from agents.model_loading import load_model
 from agents.panel import evaluate_on_panel, task_panel
 from agents.prompts import PromptLimits, PublicTurn, student_messages, teacher_messages
 from agents.rollout import (
@@ -36,7 +39,7 @@ from agents.rollout import (
     TurnRow,
     student_turn_messages,
 )
-from agents.tiny_model import build_tiny_model, load_tiny_model
+from agents.tiny_model import build_tiny_model
 from agents.warm_starts import resolve_model
 from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rng_state
 from baselines.config import TrainConfig
@@ -45,6 +48,7 @@ from baselines.distributed import from_environment
 from baselines.heads import TeacherHead, make_head
 from baselines.learner import Learner, teacher_weight_modes
 from baselines.metrics import validation_auc
+from baselines.precision import Precision
 from baselines.run_log import METRICS_FILE, RunLog
 from baselines.sft import (
     behaviour_clone,
@@ -101,7 +105,7 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
         base = build_tiny_model(corpus=corpus, seed=config.seed, **config.tiny_model)
     else:
         base = Path(resolve_model(config.model))
-    model, tokenizer = load_tiny_model(base)
+    model, tokenizer = load_model(base, dtype="float32")
     seed_everything(config.seed)
 
     def render(messages: list[dict[str, str]]) -> str:
@@ -190,16 +194,20 @@ class Trainer:
         with self.timer.phase("sft"):
             model_dir = self.parallel.main_first(lambda: warm_start(config, self.log))
         sft_wall, sft_cpu = self.timer.total["sft"], self.timer.cpu_total["sft"]
-        self.model, self.tokenizer = load_tiny_model(model_dir)
-        self.model.to(config.device)
+        self.precision = Precision.for_run(config.dtype, config.device, config.sharding)
+        # float32 master weights (the optimizer's); forwards run in the compute dtype
+        self.model, self.tokenizer = load_model(model_dir, dtype="float32", device=config.device)
         self.parallel.broadcast_parameters(self.model)
         self.pad_id = int(self.tokenizer.pad_token_id)
+        self.teachers = TeacherWeights(
+            self.model, teacher_weight_modes(self.head, config), self.head.ema_decay,
+            frozen_dtype=self.precision.compute,
+            load_frozen=lambda: load_model(model_dir, dtype=self.precision.compute,
+                                           device=config.device)[0])
         self.backend = self._policy_backend(model_dir)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr, weight_decay=0.0)
-        self.teachers = TeacherWeights(self.model, teacher_weight_modes(self.head, config),
-                                       self.head.ema_decay)
         self.learner = Learner(self.model, self.optimizer, self.head, self.teachers, config,
-                               self.pad_id, self.timer, self.parallel)
+                               self.pad_id, self.timer, self.parallel, self.precision)
         local_groups = len(self.parallel.shard(range(config.num_groups)))
         self.engine = self._engine(local_groups, config.group_size)
         self.validation_engine: RolloutEngine | None = None
@@ -226,6 +234,13 @@ class Trainer:
             return colocated_vllm(str(model_dir), seed=config.seed, tokenizer=self.tokenizer,
                                   **config.vllm_kwargs)
         return HFBackend(self.model, self.tokenizer, device=config.device)
+
+    @contextlib.contextmanager
+    def generating(self) -> Iterator[None]:
+        """Context of rollout generation with the trained module: forwards in the compute
+        dtype."""
+        with self.precision.autocast():
+            yield
 
     def render(self, messages: list[dict[str, str]]) -> str:
         """Chat template of the policy's tokenizer."""
@@ -279,8 +294,10 @@ class Trainer:
         """One rollout + one (or ``ppo_epochs``) update; returns the step's metrics."""
         config = self.config
         self.model.eval()
-        batch = self.engine.collect(self._group_seeds(step),
-                                    self._sampling(step, config.temperature), config.train_split)
+        with self.generating():
+            batch = self.engine.collect(self._group_seeds(step),
+                                        self._sampling(step, config.temperature),
+                                        config.train_split)
         self.timer.add("generation", batch.timings["generation"], batch.timings["generation_cpu"])
         self.timer.add("env", batch.timings["env"], batch.timings["env_cpu"])
         self.timer.count_tokens("generated", batch.generated_tokens)
@@ -355,8 +372,9 @@ class Trainer:
             self.model.eval()
             panel = task_panel(self.validation_engine.task_count(config.val_split),
                                config.val_episodes)
-            result = evaluate_on_panel(self.validation_engine, config.val_split, panel, [step],
-                                       self._validation_sampling)
+            with self.generating():
+                result = evaluate_on_panel(self.validation_engine, config.val_split, panel,
+                                           [step], self._validation_sampling)
             if self.teacher_can_act:
                 self.teacher_success = self._teacher_acting_success(panel, step)
         self.validation.append((step, result.success_mean))
@@ -379,8 +397,9 @@ class Trainer:
         engine = self.teacher_validation_engine
         engine.backend = self.backend if mode == "current" else HFBackend(
             self.teachers.model(mode, self.model), self.tokenizer, device=self.config.device)
-        success = evaluate_on_panel(engine, self.config.val_split, panel, [step],
-                                    self._validation_sampling).success_mean
+        with self.generating():
+            success = evaluate_on_panel(engine, self.config.val_split, panel, [step],
+                                        self._validation_sampling).success_mean
         if mode == "frozen":
             self._frozen_teacher_success = success
         return success
@@ -404,9 +423,10 @@ class Trainer:
             engine = self._engine(episodes, 1, hide_privileged=True)
             try:
                 panel = task_panel(engine.task_count(split), episodes)
-                result = evaluate_on_panel(
-                    engine, split, panel, list(range(seeds)),
-                    lambda r: self._sampling(20_000_000 + r, config.val_temperature))
+                with self.generating():
+                    result = evaluate_on_panel(
+                        engine, split, panel, list(range(seeds)),
+                        lambda r: self._sampling(20_000_000 + r, config.val_temperature))
             finally:
                 engine.close()
         return result.to_record()
