@@ -111,16 +111,15 @@ def _train_tokenizer(corpus: list[str], vocab_size: int) -> PreTrainedTokenizerB
     return hf_tok
 
 
-def _make_model(
-    vocab_size: int, hidden_size: int, num_layers: int, seed: int, tokenizer: Any,
-    initializer_range: float,
-) -> PreTrainedModel:
-    import torch
-    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+def tiny_model_config(
+    vocab_size: int = 2048, hidden_size: int = 96, num_layers: int = 3,
+    initializer_range: float = 0.1, **token_ids: Any,
+) -> Any:
+    """The ``Qwen3Config`` of a tiny model of this shape (``token_ids``: eos/pad ids)."""
+    from transformers import Qwen3Config
 
     num_heads = 4
-    eos_ids = [tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
-    config = Qwen3Config(
+    return Qwen3Config(
         vocab_size=vocab_size,
         hidden_size=hidden_size,
         intermediate_size=hidden_size * 3,
@@ -132,9 +131,20 @@ def _make_model(
         initializer_range=initializer_range,
         tie_word_embeddings=True,
         bos_token_id=None,
-        eos_token_id=eos_ids,
-        pad_token_id=tokenizer.pad_token_id,
+        **token_ids,
     )
+
+
+def _make_model(
+    vocab_size: int, hidden_size: int, num_layers: int, seed: int, tokenizer: Any,
+    initializer_range: float,
+) -> PreTrainedModel:
+    import torch
+    from transformers import GenerationConfig, Qwen3ForCausalLM
+
+    eos_ids = [tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
+    config = tiny_model_config(vocab_size, hidden_size, num_layers, initializer_range,
+                               eos_token_id=eos_ids, pad_token_id=tokenizer.pad_token_id)
     torch.manual_seed(seed)
     model = Qwen3ForCausalLM(config).to(torch.float32).eval()
     model.generation_config = GenerationConfig(

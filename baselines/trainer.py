@@ -47,6 +47,7 @@ from baselines.cost import NOT_TRAINING_PHASES, PhaseTimer, flops_estimate
 from baselines.distributed import from_environment
 from baselines.heads import TeacherHead, make_head
 from baselines.learner import Learner, teacher_weight_modes
+from baselines.memory_plan import check_fits
 from baselines.metrics import validation_auc
 from baselines.precision import Precision
 from baselines.run_log import METRICS_FILE, RunLog
@@ -171,6 +172,7 @@ class Trainer:
         started, started_cpu = time.perf_counter(), time.process_time()
         self.config = config
         self.parallel = from_environment(config.device)
+        check_fits(config, self.parallel.world_size)  # a CUDA run that cannot fit stops here
         if config.backend == "vllm" and self.parallel.world_size > 1:
             raise NotImplementedError(
                 "backend='vllm' trains in one process (a colocated engine per GPU is not wired "
