@@ -109,9 +109,11 @@ def run(args: argparse.Namespace) -> int:
     main = trainer.parallel.is_main  # under torchrun only rank 0 evaluates and reports
     try:
         summary = trainer.fit()
-        if not args.no_eval and main:
+        if not args.no_eval and (main or trainer.sharded):  # sharded: all ranks join the gather
             summary["test"] = trainer.evaluate()
-            (trainer.run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+            if main:
+                (trainer.run_dir / "summary.json").write_text(
+                    json.dumps(summary, indent=2, default=str))
     finally:
         trainer.close()
     if not main:

@@ -171,7 +171,8 @@ def test_vllm_backend_samples_with_the_trained_weights_after_every_update(tmp_pa
         start = {k: v.clone() for k, v in trainer.model.state_dict().items()}
         trainer.fit()
         assert engines[0].syncs == config.steps
-        assert engines[0].kwargs == {"seed": config.seed, "gpu_memory_utilization": 0.5}
+        assert engines[0].kwargs == {"seed": config.seed, "dtype": "float32",
+                                     "gpu_memory_utilization": 0.5}
         trained = trainer.model.state_dict()
         assert any(not torch.equal(start[k], trained[k]) for k in trained)
         copy = engines[0].model.state_dict()
