@@ -58,7 +58,8 @@ BACKENDS = ("hf", "openai")
 
 def policy_backend(args: argparse.Namespace):
     """``(backend, tokenizer or None)`` for ``--backend`` (see the module docstring)."""
-    from agents.tiny_model import build_tiny_model, load_tiny_model
+    from agents.model_loading import load_model
+    from agents.tiny_model import build_tiny_model
     from agents.warm_starts import resolve_model
 
     if args.backend == "openai":
@@ -83,7 +84,7 @@ def policy_backend(args: argparse.Namespace):
         raise ValueError(f"--model {args.model!r} is a URL: for a server use --backend openai "
                          "--base-url URL --model NAME")
     model_dir = build_tiny_model() if args.model == "tiny" else Path(resolve_model(args.model))
-    model, tokenizer = load_tiny_model(model_dir)
+    model, tokenizer = load_model(model_dir)
     return HFBackend(model, tokenizer), tokenizer
 
 

@@ -1,4 +1,4 @@
-"""Build, cache and load a tiny Qwen3-architecture causal LM for offline tests.
+"""Build and cache a tiny Qwen3-architecture causal LM for offline tests.
 
 The model is randomly initialised (about 0.5M parameters with the defaults) and comes
 with a byte-level BPE tokenizer trained locally with the ``tokenizers`` library, ChatML
@@ -108,16 +108,15 @@ def _train_tokenizer(corpus: list[str], vocab_size: int) -> PreTrainedTokenizerB
     return hf_tok
 
 
-def _make_model(
-    vocab_size: int, hidden_size: int, num_layers: int, seed: int, tokenizer: Any,
-    initializer_range: float,
-) -> PreTrainedModel:
-    import torch
-    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+def tiny_model_config(
+    vocab_size: int = 2048, hidden_size: int = 96, num_layers: int = 3,
+    initializer_range: float = 0.1, **token_ids: Any,
+) -> Any:
+    """The ``Qwen3Config`` of a tiny model of this shape (``token_ids``: eos/pad ids)."""
+    from transformers import Qwen3Config
 
     num_heads = 4
-    eos_ids = [tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
-    config = Qwen3Config(
+    return Qwen3Config(
         vocab_size=vocab_size,
         hidden_size=hidden_size,
         intermediate_size=hidden_size * 3,
@@ -129,9 +128,20 @@ def _make_model(
         initializer_range=initializer_range,
         tie_word_embeddings=True,
         bos_token_id=None,
-        eos_token_id=eos_ids,
-        pad_token_id=tokenizer.pad_token_id,
+        **token_ids,
     )
+
+
+def _make_model(
+    vocab_size: int, hidden_size: int, num_layers: int, seed: int, tokenizer: Any,
+    initializer_range: float,
+) -> PreTrainedModel:
+    import torch
+    from transformers import GenerationConfig, Qwen3ForCausalLM
+
+    eos_ids = [tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
+    config = tiny_model_config(vocab_size, hidden_size, num_layers, initializer_range,
+                               eos_token_id=eos_ids, pad_token_id=tokenizer.pad_token_id)
     torch.manual_seed(seed)
     model = Qwen3ForCausalLM(config).to(torch.float32).eval()
     model.generation_config = GenerationConfig(
@@ -221,15 +231,8 @@ def build_tiny_model(
 def load_tiny_model(
     path: str | Path, *, dtype: Any = None
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Load a model folder written by :func:`build_tiny_model` (offline).
+    """Deprecated alias of :func:`agents.model_loading.load_model` (float32 unless ``dtype``);
+    it loads any model folder, not only tiny ones."""
+    from agents.model_loading import load_model
 
-    Returns:
-        ``(model, tokenizer)`` with the model in eval mode (float32 unless ``dtype``) and a
-        left-padding tokenizer.
-    """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(path, padding_side="left")
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype or torch.float32)
-    return model.eval(), tokenizer
+    return load_model(path, dtype=dtype or "float32")

@@ -27,6 +27,7 @@ from sdgym.cache import atomic_directory, atomic_write_text, entry_problem, remo
 
 LATEST = "latest.json"
 STATE = "state.pt"
+SHARDS = "shards"
 _STEP = re.compile(r"^step-(\d+)$")
 log = logging.getLogger("sdgym.checkpoint")
 
@@ -64,10 +65,12 @@ def _remove_staging(checkpoints: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def save_checkpoint(run_dir: str | Path, step: int, state: dict[str, Any], keep: int = 2) -> Path:
+def save_checkpoint(run_dir: str | Path, step: int, state: dict[str, Any], keep: int = 2,
+                    shards: Path | None = None) -> Path:
     """Write ``state`` (tensors, optimizer dicts, plain data) as checkpoint ``step``; keep the
     last ``keep`` up to ``step`` (later ones belong to a future this run replaced) and never the
-    one ``latest.json`` names."""
+    one ``latest.json`` names. ``shards``: a folder the ranks of a sharded run wrote
+    (:mod:`baselines.sharding`), moved in as ``shards/`` before the manifest is written."""
     run_dir = Path(run_dir)
     checkpoints = run_dir / "checkpoints"
     checkpoints.mkdir(parents=True, exist_ok=True)
@@ -75,6 +78,8 @@ def save_checkpoint(run_dir: str | Path, step: int, state: dict[str, Any], keep:
     target = checkpoints / f"step-{step:06d}"
     with atomic_directory(target) as staging:
         torch.save(state, staging / STATE)
+        if shards is not None:
+            shutil.move(str(shards), str(staging / SHARDS))
     manifest = json.loads((target / ".manifest.json").read_text())
     atomic_write_text(checkpoints / LATEST, json.dumps(
         {"step": step, "path": target.name, "sha256": manifest["files"][STATE]["sha256"]}))
@@ -107,6 +112,12 @@ def load_latest(run_dir: str | Path) -> dict[str, Any] | None:
 
     ``latest.json`` names the newest; when it (or the folder it names) is damaged, earlier
     checkpoints are tried newest first, each skip logged as one warning line."""
+    found = load_latest_with_folder(run_dir)
+    return None if found is None else found[0]
+
+
+def load_latest_with_folder(run_dir: str | Path) -> tuple[dict[str, Any], Path] | None:
+    """:func:`load_latest` and the checkpoint folder it read (``None``: no checkpoint)."""
     checkpoints = Path(run_dir) / "checkpoints"
     pointer = checkpoints / LATEST
     folders = [p for _, p in reversed(checkpoint_folders(run_dir))]
@@ -131,6 +142,6 @@ def load_latest(run_dir: str | Path) -> dict[str, Any] | None:
             continue
         if failures:
             log.warning("resuming from the earlier checkpoint %s", folder)
-        return state
+        return state, folder
     raise CheckpointError("no intact checkpoint to resume from in "
                           f"{checkpoints}: {'; '.join(failures) or 'no checkpoint folder'}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.model_loading import check_dtype_name
 from agents.pools import ROLLOUT_BACKENDS
 from agents.prompts import PromptLimits
 from baselines.grpo import GRPOConfig
@@ -22,6 +23,7 @@ WANDB_MODES: tuple[str, ...] = ("offline", "online", "disabled")
 SFT_INPUT: dict[str, bool] = {"sft_input": True}
 """Field metadata: the field changes the SFT warm start, so it enters its cache key
 (:func:`sft_inputs`, :mod:`baselines.warm_start`). Tag every new field that SFT reads."""
+SHARDINGS: tuple[str, ...] = ("replicated", "fsdp")
 
 
 @dataclass
@@ -103,6 +105,21 @@ class TrainConfig:
     """Also log to Weights & Biases under this project (needs ``pip install wandb``)."""
     wandb_mode: str = "offline"
     """``wandb.init`` mode: ``"offline"`` (default: files only), ``"online"`` or ``"disabled"``."""
+    dtype: str = "auto"
+    """Compute dtype (``agents.model_loading``): ``"auto"`` (bfloat16 on CUDA, float32 on CPU),
+    ``"float32"`` or ``"bfloat16"``. The trained policy keeps float32 master weights, gradients
+    and AdamW states; its forwards run in this dtype (autocast, or FSDP's mixed-precision policy);
+    the frozen reference/teacher copy is stored in it (the EMA teacher stays float32: its small
+    updates would round away in bfloat16)."""
+    sharding: str = "replicated"
+    """Data-parallel layout under ``torchrun``: ``"replicated"`` (every rank holds the whole model,
+    gradients all-reduced; for small models) or ``"fsdp"`` (``torch.distributed.fsdp.fully_shard``
+    per decoder layer: parameters, gradients, optimizer states and frozen/EMA copies sharded)."""
+    gradient_checkpointing: bool = False
+    """Recompute each decoder layer's activations in the backward pass (less memory, ~1/3 more
+    compute)."""
+    gpu_memory_gib: float = 0.0
+    """GPU memory the memory plan checks against (0: the detected GPU's, else 80 GiB)."""
 
     def __post_init__(self) -> None:
         check_fields(self)  # a preset's `seeds = "0"` or `lr = "abc"`: one line naming the field
@@ -139,6 +156,15 @@ class TrainConfig:
             raise ValueError("temperature and val_temperature must be >= 0")
         if self.wandb_mode not in WANDB_MODES:
             raise ValueError(f"wandb_mode must be one of {WANDB_MODES}, got {self.wandb_mode!r}")
+        check_dtype_name(self.dtype)
+        if self.sharding not in SHARDINGS:
+            raise ValueError(f"sharding must be one of {SHARDINGS}, got {self.sharding!r}")
+        if not isinstance(self.gradient_checkpointing, bool):
+            raise ValueError(f"gradient_checkpointing must be true or false, "
+                             f"got {self.gradient_checkpointing!r}")
+        if isinstance(self.gpu_memory_gib, bool) or not isinstance(self.gpu_memory_gib, (int, float)) \
+                or self.gpu_memory_gib < 0:
+            raise ValueError(f"gpu_memory_gib must be a number >= 0, got {self.gpu_memory_gib!r}")
         self._check_head()
 
     def _check_head(self) -> None:

@@ -70,6 +70,22 @@ class DataParallel:
         torch.distributed.all_reduce(tensor)
         return float(tensor.item())
 
+    def global_max(self, value: float) -> float:
+        """The largest ``value`` over ranks."""
+        if not self.enabled:
+            return float(value)
+        tensor = torch.tensor([float(value)], dtype=torch.float64, device=self._device())
+        torch.distributed.all_reduce(tensor, op=torch.distributed.ReduceOp.MAX)
+        return float(tensor.item())
+
+    def broadcast_object(self, value: T) -> T:
+        """Rank 0's ``value`` on every rank (picklable data)."""
+        if not self.enabled:
+            return value
+        holder = [value]
+        torch.distributed.broadcast_object_list(holder, src=0)
+        return holder[0]
+
     def sum_metrics(self, sums: dict[str, float]) -> dict[str, float]:
         """Per-key sums over ranks (every rank must hold the same keys)."""
         if not self.enabled or not sums:

@@ -44,6 +44,9 @@ from baselines.grpo import (
 from baselines.heads import HeadBatch, HeadOutput, TeacherHead
 from baselines.heads.base import LossTotals, categorical_kl
 from baselines.policy_forward import response_forward
+from baselines.precision import Precision
+from baselines.sharding import clip_grad_norm_ as sharded_clip_grad_norm_
+from baselines.sharding import gathered, is_sharded
 from baselines.teacher import TeacherWeights
 
 
@@ -89,7 +92,8 @@ class Learner:
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                  head: TeacherHead, teachers: TeacherWeights, config: TrainConfig, pad_id: int,
-                 timer: PhaseTimer | None = None, parallel: DataParallel | None = None) -> None:
+                 timer: PhaseTimer | None = None, parallel: DataParallel | None = None,
+                 precision: Precision | None = None) -> None:
         self.model = model
         self.optimizer = optimizer
         self.head = head
@@ -98,6 +102,9 @@ class Learner:
         self.pad_id = pad_id
         self.timer = timer or PhaseTimer()
         self.parallel = parallel or DataParallel()
+        self.precision = precision or Precision.for_run(config.dtype, config.device,
+                                                        config.sharding)
+        self.sharded = is_sharded(model)
         if head.scope not in ("batch", "micro_batch"):
             raise ValueError(f"head {head.name!r} has unknown scope {head.scope!r}")
 
@@ -190,7 +197,7 @@ class Learner:
         has[live] = True
         teacher_lp = torch.zeros(len(rows), width)
         teacher_logits = None
-        if live:
+        if live or self.sharded:  # a sharded teacher is gathered by every rank, rows or not
             network = self.teachers.model(self.head.teacher_weights, self.model)
             with self.timer.phase("teacher_forward"):
                 lp, logits = self._score(network, [prompt_ids[i] for i in live],
@@ -222,17 +229,19 @@ class Learner:
         self.timer.count_tokens(kind, sum(len(p) for p in prompts)
                                 + sum(len(r.response_ids) for r in rows))
         size = self.config.micro_batch_size
-        for start in range(0, len(rows), size):
-            part = rows[start:start + size]
-            lp, lg, _ = response_forward(network, prompts[start:start + size],
-                                         [r.response_ids for r in part], self.pad_id,
-                                         self.policy_temperature)
-            w = min(width, lp.shape[1])
-            out_lp[start:start + len(part), :w] = lp[:, :w].float().cpu()
-            if logits:
-                if out_logits is None:
-                    out_logits = torch.zeros(len(rows), width, lg.shape[-1])
-                out_logits[start:start + len(part), :w] = lg[:, :w].float().cpu()
+        with gathered(network):  # sharded: whole weights for these local forwards
+            for start in range(0, len(rows), size):
+                part = rows[start:start + size]
+                with self.precision.autocast():
+                    lp, lg, _ = response_forward(network, prompts[start:start + size],
+                                                 [r.response_ids for r in part], self.pad_id,
+                                                 self.policy_temperature)
+                w = min(width, lp.shape[1])
+                out_lp[start:start + len(part), :w] = lp[:, :w].float().cpu()
+                if logits:
+                    if out_logits is None:
+                        out_logits = torch.zeros(len(rows), width, lg.shape[-1])
+                    out_logits[start:start + len(part), :w] = lg[:, :w].float().cpu()
         return out_lp, out_logits
 
     # ------------------------------------------------------------------ phase 2
@@ -243,13 +252,18 @@ class Learner:
         self.optimizer.zero_grad()
         sums: dict[str, float] = defaultdict(float)
         kl_sum, kl_tokens = 0.0, 0.0
-        for start in range(0, len(rows), config.micro_batch_size):
+        starts = range(0, len(rows), config.micro_batch_size)
+        # sharded: every rank runs as many backward passes (FSDP's collectives), so one with
+        # fewer micro-batches adds zero-gradient ones at the end
+        idle = int(self.parallel.global_max(len(starts))) - len(starts) if self.sharded else 0
+        for start in starts:
             part = rows[start:start + config.micro_batch_size]
             index = slice(start, start + len(part))
             with self.timer.phase("update"):
-                logprobs, logits, mask = response_forward(
-                    self.model, [r.prompt_ids for r in part], [r.response_ids for r in part],
-                    self.pad_id, self.policy_temperature)
+                with self.precision.autocast():
+                    logprobs, logits, mask = response_forward(
+                        self.model, [r.prompt_ids for r in part], [r.response_ids for r in part],
+                        self.pad_id, self.policy_temperature)
                 width = mask.shape[1]
                 device = logprobs.device
                 old = prepared.old_logprobs[index, :width].to(device)
@@ -287,8 +301,12 @@ class Learner:
                                 **{f"head/{k}": v for k, v in output.metrics.items()}}.items():
                 sums[name] += value * weight
         with self.timer.phase("update"):
-            self.parallel.sum_gradients(self.model)
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.max_grad_norm)
+            for _ in range(idle):
+                self._idle_backward(rows[0])
+            if not self.sharded:  # FSDP's reduce-scatter already summed the gradients
+                self.parallel.sum_gradients(self.model)
+            clip = sharded_clip_grad_norm_ if self.sharded else torch.nn.utils.clip_grad_norm_
+            grad_norm = clip(list(self.model.parameters()), config.max_grad_norm)
             self.optimizer.step()
         metrics: dict[str, Any] = {**self.parallel.sum_metrics(dict(sums)),
                                    "grad_norm": float(grad_norm), **prepared.metrics}
@@ -297,6 +315,14 @@ class Learner:
             if totals["tokens"] > 0:
                 metrics["teacher/kl_full"] = totals["kl"] / totals["tokens"]
         return metrics
+
+    def _idle_backward(self, row: TurnRow) -> None:
+        """A forward and backward that adds nothing to the gradients (a sharded rank with fewer
+        micro-batches than another joins its collectives)."""
+        with self.precision.autocast():
+            logprobs, _, _ = response_forward(self.model, [row.prompt_ids], [row.response_ids],
+                                              self.pad_id, self.policy_temperature)
+        (logprobs.sum() * 0.0).backward()
 
     def _head_batch(self, prepared: PreparedBatch, index: slice, student: torch.Tensor,
                     logits: torch.Tensor | None, step: int, width: int | None = None,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -24,12 +24,29 @@ from baselines.skills import skill_text
 
 
 class TeacherWeights:
-    """Holds the frozen initial policy and an EMA of the policy, created only when needed."""
+    """Holds the frozen initial policy and an EMA of the policy, created only when needed.
 
-    def __init__(self, policy: torch.nn.Module, modes: Sequence[str], ema_decay: float) -> None:
+    One frozen copy serves every ``"frozen"`` use: the KL reference and a frozen teacher are the
+    same weights (the initial policy), so they share it. ``frozen_dtype`` stores that copy in the
+    compute dtype (e.g. bfloat16: half the bytes of the float32 policy); ``load_frozen`` builds it
+    from disk instead of copying the policy (no transient float32 copy). The EMA copy keeps the
+    policy's dtype: an update of ``α·(θ − θ_ema)`` is far below bfloat16's resolution.
+    """
+
+    def __init__(self, policy: torch.nn.Module, modes: Sequence[str], ema_decay: float, *,
+                 frozen_dtype: torch.dtype | None = None,
+                 load_frozen: Callable[[], torch.nn.Module] | None = None) -> None:
         self.ema_decay = ema_decay
-        self.frozen = _frozen_copy(policy) if "frozen" in modes else None
-        self.ema = _frozen_copy(policy) if "ema" in modes else None
+        self.frozen: torch.nn.Module | None = None
+        if "frozen" in modes:
+            network = load_frozen() if load_frozen is not None else copy.deepcopy(policy)
+            self.frozen = _freeze(network, frozen_dtype)
+        self.ema = _freeze(copy.deepcopy(policy), None) if "ema" in modes else None
+
+    def networks(self) -> dict[str, torch.nn.Module]:
+        """The copies held, by name (``frozen``, ``ema``)."""
+        return {name: network for name, network in (("frozen", self.frozen), ("ema", self.ema))
+                if network is not None}
 
     def model(self, mode: str, policy: torch.nn.Module) -> torch.nn.Module:
         """The network that plays the teacher in ``mode``."""
@@ -63,8 +80,10 @@ class TeacherWeights:
                 network.load_state_dict(state[name])
 
 
-def _frozen_copy(policy: torch.nn.Module) -> torch.nn.Module:
-    network = copy.deepcopy(policy).eval()
+def _freeze(network: torch.nn.Module, dtype: torch.dtype | None) -> torch.nn.Module:
+    if dtype is not None:
+        network = network.to(dtype)
+    network.eval()
     for param in network.parameters():
         param.requires_grad_(False)
     return network

@@ -23,11 +23,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override any config field (VALUE is a Python literal)")
     parser.add_argument("--no-eval", action="store_true", help="skip the final test evaluation")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="sdgym train: print the per-GPU memory plan and run nothing")
+    parser.add_argument("--gpus", type=int, default=None,
+                        help="GPUs the --dry-run plans for (default: WORLD_SIZE, else 1)")
     parser.add_argument("--export", default=None, metavar="DIR",
                         help="sdgym sft only: also write the warm start to DIR as float16 with its recipe")
 
 
-def _config(args: argparse.Namespace):
+def _config(args: argparse.Namespace, check_model: bool = True):
     from agents.warm_starts import resolve_model
     from baselines.config import load_preset
     from sdgym.cli import parse_env_kwargs
@@ -40,8 +44,26 @@ def _config(args: argparse.Namespace):
     if args.steps is not None:
         overrides["steps"] = args.steps
     config = load_preset(args.preset, **overrides)
-    resolve_model(config.model)  # a missing model folder fails now, naming it
+    if check_model:
+        resolve_model(config.model)  # a missing model folder fails now, naming it
     return config
+
+
+def dry_run(args: argparse.Namespace) -> int:
+    """Print the memory plan of the run ``args`` describe (and what to change if it cannot fit)."""
+    import os
+
+    from baselines.memory_plan import fit_advice, plan_memory
+
+    config = _config(args, check_model=False)  # the plan needs the model's config, not weights
+    gpus = args.gpus or int(os.environ.get("WORLD_SIZE", "1"))
+    if gpus < 1:
+        raise ValueError(f"--gpus must be >= 1, got {gpus}")
+    print(plan_memory(config, gpus).table())
+    advice = fit_advice(config, gpus)
+    if advice:
+        print(advice)
+    return 0
 
 
 def run_sft(args: argparse.Namespace) -> int:
@@ -80,14 +102,18 @@ def run(args: argparse.Namespace) -> int:
 
     if args.method not in available_heads():
         raise ValueError(f"unknown --method {args.method!r}; choose from {available_heads()}")
+    if args.dry_run:
+        return dry_run(args)
     config = _config(args)
     trainer = Trainer(config, resume=args.resume, progress=True)
     main = trainer.parallel.is_main  # under torchrun only rank 0 evaluates and reports
     try:
         summary = trainer.fit()
-        if not args.no_eval and main:
+        if not args.no_eval and (main or trainer.sharded):  # sharded: all ranks join the gather
             summary["test"] = trainer.evaluate()
-            (trainer.run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+            if main:
+                (trainer.run_dir / "summary.json").write_text(
+                    json.dumps(summary, indent=2, default=str))
     finally:
         trainer.close()
     if not main:

@@ -11,8 +11,11 @@ the run folder, validates and checkpoints.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ import sdgym  # noqa: F401  (registers the env ids)
 from agents.backends.base import PolicyBackend, SamplingParams, render_chat
 from agents.backends.hf import HFBackend
 from agents.backends.vllm_backend import colocated_vllm
+from agents.model_loading import load_model
 from agents.panel import evaluate_on_panel, task_panel
 from agents.prompts import PromptLimits, PublicTurn, student_messages, teacher_messages
 from agents.rollout import (
@@ -32,16 +36,26 @@ from agents.rollout import (
     TurnRow,
     student_turn_messages,
 )
-from agents.tiny_model import load_tiny_model
-from baselines.checkpoint import load_latest, rng_state, save_checkpoint, set_rng_state
+from baselines.checkpoint import (
+    SHARDS,
+    STATE,
+    load_latest,
+    load_latest_with_folder,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
 from baselines.config import TrainConfig
 from baselines.cost import NOT_TRAINING_PHASES, PhaseTimer, flops_estimate
 from baselines.distributed import from_environment
 from baselines.heads import TeacherHead, make_head
 from baselines.learner import Learner, teacher_weight_modes
+from baselines.memory_plan import check_fits
 from baselines.metrics import validation_auc
+from baselines.precision import Precision
 from baselines.run_log import METRICS_FILE, RunLog
 from baselines.seeding import seed_everything
+from baselines.sharding import gathered, load_shards, save_shards, shard
 from baselines.teacher import TURN_CONTEXTS, TeacherWeights, teacher_contexts, turn_context
 from baselines.warm_start import warm_start
 
@@ -83,10 +97,10 @@ class Trainer:
         started, started_cpu = time.perf_counter(), time.process_time()
         self.config = config
         self.parallel = from_environment(config.device)
-        if config.backend == "vllm" and self.parallel.world_size > 1:
-            raise NotImplementedError(
-                "backend='vllm' trains in one process (a colocated engine per GPU is not wired "
-                "for torchrun yet); use backend='hf' with torchrun, or one process with vLLM")
+        check_fits(config, self.parallel.world_size)  # a CUDA run that cannot fit stops here
+        if config.sharding == "fsdp" and not self.parallel.enabled:
+            raise ValueError("sharding='fsdp' shards over the ranks of torchrun: launch with "
+                             "torchrun --nproc-per-node N (N >= 2), or use sharding='replicated'")
         self.run_dir = config.run_dir()
         if resume:
             check_resume_settings(config, self.run_dir)
@@ -106,16 +120,27 @@ class Trainer:
         with self.timer.phase("sft"):
             model_dir = self.parallel.main_first(lambda: warm_start(config, self.log))
         sft_wall, sft_cpu = self.timer.total["sft"], self.timer.cpu_total["sft"]
-        self.model, self.tokenizer = load_tiny_model(model_dir)
-        self.model.to(config.device)
+        self.precision = Precision.for_run(config.dtype, config.device, config.sharding)
+        # float32 master weights (the optimizer's); forwards run in the compute dtype
+        self.model, self.tokenizer = load_model(model_dir, dtype="float32", device=config.device)
         self.parallel.broadcast_parameters(self.model)
         self.pad_id = int(self.tokenizer.pad_token_id)
+        self.teachers = TeacherWeights(
+            self.model, teacher_weight_modes(self.head, config), self.head.ema_decay,
+            frozen_dtype=self.precision.compute,
+            load_frozen=lambda: load_model(model_dir, dtype=self.precision.compute,
+                                           device=config.device)[0])
+        if config.gradient_checkpointing:
+            self.model.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False})
+        self.sharded = config.sharding == "fsdp"
+        if self.sharded:  # the teacher copies were taken from (or loaded as) the whole model
+            for network in (self.model, *self.teachers.networks().values()):
+                shard(network, self.precision.compute)
         self.backend = self._policy_backend(model_dir)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr, weight_decay=0.0)
-        self.teachers = TeacherWeights(self.model, teacher_weight_modes(self.head, config),
-                                       self.head.ema_decay)
         self.learner = Learner(self.model, self.optimizer, self.head, self.teachers, config,
-                               self.pad_id, self.timer, self.parallel)
+                               self.pad_id, self.timer, self.parallel, self.precision)
         local_groups = len(self.parallel.shard(range(config.num_groups)))
         self.engine = self._engine(local_groups, config.group_size)
         self.validation_engine: RolloutEngine | None = None
@@ -138,10 +163,25 @@ class Trainer:
     def _policy_backend(self, model_dir: Path) -> PolicyBackend:
         """The rollout generator: the trained module itself, or a colocated vLLM engine."""
         config = self.config
-        if config.backend == "vllm":
-            return colocated_vllm(str(model_dir), seed=config.seed, tokenizer=self.tokenizer,
-                                  **config.vllm_kwargs)
+        if config.backend == "vllm":  # one engine per rank, each synced from the gathered weights
+            kwargs = {"dtype": str(self.precision.compute).removeprefix("torch."),
+                      **config.vllm_kwargs}
+            return colocated_vllm(str(model_dir), seed=config.seed + self.parallel.rank,
+                                  tokenizer=self.tokenizer, **kwargs)
         return HFBackend(self.model, self.tokenizer, device=config.device)
+
+    @contextlib.contextmanager
+    def generating(self, *networks: torch.nn.Module) -> Iterator[None]:
+        """Context of generation: forwards in the compute dtype, and ``networks`` (default: the
+        policy, when the HF backend generates with it) gathered whole if sharded (every rank
+        enters, see :func:`baselines.sharding.gathered`)."""
+        networks = networks or self._generating_networks()
+        with gathered(*networks), self.precision.autocast():
+            yield
+
+    def _generating_networks(self) -> tuple[torch.nn.Module, ...]:
+        """The policy when rollouts run on it (HF backend); a vLLM engine holds its own copy."""
+        return (self.model,) if isinstance(self.backend, HFBackend) else ()
 
     def render(self, messages: list[dict[str, str]]) -> str:
         """Chat template of the policy's tokenizer."""
@@ -195,8 +235,10 @@ class Trainer:
         """One rollout + one (or ``ppo_epochs``) update; returns the step's metrics."""
         config = self.config
         self.model.eval()
-        batch = self.engine.collect(self._group_seeds(step),
-                                    self._sampling(step, config.temperature), config.train_split)
+        with self.generating():
+            batch = self.engine.collect(self._group_seeds(step),
+                                        self._sampling(step, config.temperature),
+                                        config.train_split)
         self.timer.add("generation", batch.timings["generation"], batch.timings["generation_cpu"])
         self.timer.add("env", batch.timings["env"], batch.timings["env_cpu"])
         self.timer.count_tokens("generated", batch.generated_tokens)
@@ -259,24 +301,31 @@ class Trainer:
         For teacher heads with a per-turn context it also runs the same episodes with the teacher
         network (current, frozen or EMA weights) reading the teacher prompt (privileged info
         shown): ``self.teacher_success`` holds that success, so a teacher that cannot use its
-        context is visible. Only rank 0 validates;
-        other ranks return NaN at once."""
+        context is visible. Only rank 0 validates; other ranks return NaN (at once, or, when
+        sharded, after joining the gathers of the weights rank 0 generates with)."""
         config = self.config
         self.teacher_success = None
-        if not self.parallel.is_main:
+        main = self.parallel.is_main
+        if not main and not self.sharded:
             return float("nan")
         with self.timer.phase("validation"):
-            if self.validation_engine is None:
-                self.validation_engine = self._engine(config.val_episodes, 1, hide_privileged=True)
             self.model.eval()
-            panel = task_panel(self.validation_engine.task_count(config.val_split),
-                               config.val_episodes)
-            result = evaluate_on_panel(self.validation_engine, config.val_split, panel, [step],
-                                       self._validation_sampling)
+            panel: list[int] = []
+            with self.generating():
+                if main:
+                    if self.validation_engine is None:
+                        self.validation_engine = self._engine(config.val_episodes, 1,
+                                                              hide_privileged=True)
+                    panel = task_panel(self.validation_engine.task_count(config.val_split),
+                                       config.val_episodes)
+                    success = evaluate_on_panel(self.validation_engine, config.val_split, panel,
+                                                [step], self._validation_sampling).success_mean
             if self.teacher_can_act:
                 self.teacher_success = self._teacher_acting_success(panel, step)
-        self.validation.append((step, result.success_mean))
-        return result.success_mean
+        if not main:
+            return float("nan")
+        self.validation.append((step, success))
+        return success
 
     def _validation_sampling(self, rollout_seed: int) -> SamplingParams:
         return self._sampling(10_000_000 + rollout_seed, self.config.val_temperature)
@@ -289,14 +338,18 @@ class Trainer:
             if self._frozen_teacher_success is not None:
                 return self._frozen_teacher_success
             step = 0
-        if self.teacher_validation_engine is None:  # privileged info shown: the teacher reads it
-            self.teacher_validation_engine = self._engine(
-                self.config.val_episodes, 1, messages=self._teacher_turn_messages)
-        engine = self.teacher_validation_engine
-        engine.backend = self.backend if mode == "current" else HFBackend(
-            self.teachers.model(mode, self.model), self.tokenizer, device=self.config.device)
-        success = evaluate_on_panel(engine, self.config.val_split, panel, [step],
-                                    self._validation_sampling).success_mean
+        network = self.teachers.model(mode, self.model)
+        success = float("nan")  # other ranks only join the gather of a sharded network
+        with self.generating(*(() if mode == "current" else (network,))):
+            if self.parallel.is_main:
+                if self.teacher_validation_engine is None:  # privileged info shown
+                    self.teacher_validation_engine = self._engine(
+                        self.config.val_episodes, 1, messages=self._teacher_turn_messages)
+                engine = self.teacher_validation_engine
+                engine.backend = self.backend if mode == "current" else HFBackend(
+                    network, self.tokenizer, device=self.config.device)
+                success = evaluate_on_panel(engine, self.config.val_split, panel, [step],
+                                            self._validation_sampling).success_mean
         if mode == "frozen":
             self._frozen_teacher_success = success
         return success
@@ -316,13 +369,17 @@ class Trainer:
         split = split or config.test_split
         episodes = episodes or config.test_episodes
         seeds = seeds or config.test_seeds
+        if not self.parallel.is_main:  # sharded: join the gather of the weights rank 0 uses
+            with self.generating():
+                return {}
         with self.timer.phase("test"):
             engine = self._engine(episodes, 1, hide_privileged=True)
             try:
                 panel = task_panel(engine.task_count(split), episodes)
-                result = evaluate_on_panel(
-                    engine, split, panel, list(range(seeds)),
-                    lambda r: self._sampling(20_000_000 + r, config.val_temperature))
+                with self.generating():
+                    result = evaluate_on_panel(
+                        engine, split, panel, list(range(seeds)),
+                        lambda r: self._sampling(20_000_000 + r, config.val_temperature))
             finally:
                 engine.close()
         return result.to_record()
@@ -373,22 +430,44 @@ class Trainer:
 
     # ------------------------------------------------------------ checkpoints
     def save(self) -> Path | None:
-        """Atomic checkpoint of everything needed to resume exactly (rank 0 only)."""
-        if not self.parallel.is_main:
-            return None
-        return save_checkpoint(self.run_dir, self.step, {
-            "step": self.step, "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(), "teachers": self.teachers.state_dict(),
-            "rng": rng_state(), "timer": self.timer.state_dict(), "validation": self.validation,
-        })
+        """Atomic checkpoint of everything needed to resume exactly (rank 0 writes it; when
+        sharded, every rank first writes its shards, which rank 0 moves in)."""
+        main = self.parallel.is_main
+        state = {"step": self.step, "rng": rng_state(), "timer": self.timer.state_dict(),
+                 "validation": self.validation}
+        if not self.sharded:
+            if not main:
+                return None
+            return save_checkpoint(self.run_dir, self.step, {
+                **state, "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(), "teachers": self.teachers.state_dict()})
+        shards = self.run_dir / "checkpoints" / f".shards-step-{self.step:06d}"
+        if main:  # a killed earlier write of this step leaves its shards: start clean
+            shutil.rmtree(shards, ignore_errors=True)
+            shards.mkdir(parents=True)
+        self.parallel.barrier()
+        save_shards(shards, self.model, self.optimizer, self.teachers.networks())
+        self.parallel.barrier()
+        target = save_checkpoint(self.run_dir, self.step, state, shards=shards) if main else None
+        self.parallel.barrier()
+        return target
 
     def _restore(self) -> None:
-        state = load_latest(self.run_dir)
-        if state is None:
-            return
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.teachers.load_state_dict(state["teachers"])
+        if self.sharded:  # rank 0 picks the intact checkpoint; every rank reads its shards
+            found = load_latest_with_folder(self.run_dir) if self.parallel.is_main else None
+            folder = self.parallel.broadcast_object(None if found is None else str(found[1]))
+            if folder is None:
+                return
+            state = found[0] if found else torch.load(Path(folder) / STATE, weights_only=False)
+            load_shards(Path(folder) / SHARDS, self.model, self.optimizer,
+                        self.teachers.networks())
+        else:
+            state = load_latest(self.run_dir)
+            if state is None:
+                return
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.teachers.load_state_dict(state["teachers"])
         set_rng_state(state["rng"])
         self.timer.load_state_dict(state["timer"])
         self.validation = [tuple(v) for v in state["validation"]]

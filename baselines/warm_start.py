@@ -15,8 +15,9 @@ from pathlib import Path
 
 from agents.backends.base import render_chat
 from agents.corpus import default_corpus
+from agents.model_loading import load_model
 from agents.prompts import PromptLimits, student_messages
-from agents.tiny_model import build_tiny_model, load_tiny_model
+from agents.tiny_model import build_tiny_model
 from agents.warm_starts import resolve_model
 from baselines.config import TrainConfig, sft_inputs
 from baselines.run_log import RunLog
@@ -63,7 +64,7 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
         base = build_tiny_model(corpus=corpus, seed=config.seed, **config.tiny_model)
     else:
         base = Path(resolve_model(config.model))
-    model, tokenizer = load_tiny_model(base)
+    model, tokenizer = load_model(base, dtype="float32")
     seed_everything(config.seed)
 
     def render(messages: list[dict[str, str]]) -> str:

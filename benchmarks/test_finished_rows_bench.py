@@ -25,8 +25,8 @@ from ab_timing import alternate  # noqa: E402
 import sdgym  # noqa: E402, F401
 from agents.backends.base import SamplingParams, render_chat  # noqa: E402
 from agents.backends.hf import HFBackend  # noqa: E402
+from agents.model_loading import load_model  # noqa: E402
 from agents.prompts import PromptLimits, public_turn, student_messages  # noqa: E402
-from agents.tiny_model import load_tiny_model  # noqa: E402
 from agents.warm_starts import resolve_model, shipped_prompt_limits  # noqa: E402
 
 ENV = "sdgym/SearchQA-v0"
@@ -55,7 +55,7 @@ def test_dropping_finished_rows_speedup(benchmark) -> None:
     import torch
 
     torch.set_num_threads(1)
-    model, tokenizer = load_tiny_model(resolve_model("searchqa-hasty-sft"))
+    model, tokenizer = load_model(resolve_model("searchqa-hasty-sft"))
     cut = HFBackend(model, tokenizer, drop_finished_rows=True)
     whole = HFBackend(model, tokenizer, drop_finished_rows=False)
     prompts = panel_prompts(tokenizer)

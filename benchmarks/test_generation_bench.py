@@ -26,7 +26,7 @@ from ab_timing import alternate  # noqa: E402
 
 from agents.backends.base import SamplingParams  # noqa: E402
 from agents.backends.hf import HFBackend, left_pad  # noqa: E402
-from agents.tiny_model import load_tiny_model  # noqa: E402
+from agents.model_loading import load_model  # noqa: E402
 from agents.warm_starts import resolve_model  # noqa: E402
 
 PLAIN = {"length_buckets": False, "grouped_decode_attention": False, "static_cache": False}
@@ -73,7 +73,7 @@ def test_generation_speed(benchmark, shape: str) -> None:
     import torch
 
     torch.set_num_threads(1)
-    model, tokenizer = load_tiny_model(resolve_model("searchqa-hasty-sft"))
+    model, tokenizer = load_model(resolve_model("searchqa-hasty-sft"))
     prompts = shapes()[shape]
     fast = _backend_side(HFBackend(model, tokenizer), prompts)
     plain = _backend_side(HFBackend(model, tokenizer, **PLAIN), prompts)

@@ -52,8 +52,9 @@ import torch  # noqa: E402
 import sdgym  # noqa: E402, F401  (registers the environments)
 from agents.backends.base import SamplingParams, render_chat  # noqa: E402
 from agents.backends.hf import HFBackend  # noqa: E402
+from agents.model_loading import load_model  # noqa: E402
 from agents.prompts import public_turn, student_messages  # noqa: E402
-from agents.tiny_model import build_tiny_model, load_tiny_model  # noqa: E402
+from agents.tiny_model import build_tiny_model  # noqa: E402
 from baselines.grpo import (  # noqa: E402
     GRPOConfig,
     clipped_policy_loss,
@@ -227,7 +228,7 @@ def tiny_model_dir() -> Path:
 
 
 def _make_step(side: str, model_dir: Path, output_dir: Path) -> tuple[Callable[[], None], Any]:
-    model, tokenizer = load_tiny_model(model_dir)
+    model, tokenizer = load_model(model_dir)
     prompts = first_observation_prompts(tokenizer)
     if side == "sdgym":
         return (step := SdgymGRPOStep(model, tokenizer, prompts)), step

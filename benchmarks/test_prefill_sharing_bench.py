@@ -20,7 +20,7 @@ pytest.importorskip("transformers")
 
 from agents.backends.base import SamplingParams  # noqa: E402
 from agents.backends.hf import HFBackend  # noqa: E402
-from agents.tiny_model import load_tiny_model  # noqa: E402
+from agents.model_loading import load_model  # noqa: E402
 from agents.warm_starts import resolve_model  # noqa: E402
 
 TARGET = 1.3
@@ -40,7 +40,7 @@ def test_shared_prompt_prefill_speedup(benchmark) -> None:
     import torch
 
     torch.set_num_threads(1)
-    model, tokenizer = load_tiny_model(resolve_model("searchqa-hasty-sft"))
+    model, tokenizer = load_model(resolve_model("searchqa-hasty-sft"))
     shared = HFBackend(model, tokenizer, share_prompt_prefill=True)
     plain = HFBackend(model, tokenizer, share_prompt_prefill=False)
     prompts = first_turn_prompts()
@@ -72,7 +72,7 @@ def test_shared_prompt_update_forward_speedup(benchmark) -> None:
     from agents.backends.hf import response_logits
 
     torch.set_num_threads(1)
-    model, _ = load_tiny_model(resolve_model("searchqa-hasty-sft"))
+    model, _ = load_model(resolve_model("searchqa-hasty-sft"))
     model.train()
     rng = random.Random(1)
     prompts = first_turn_prompts()

@@ -135,7 +135,9 @@ def response_logits(
     device = _model_device(model)
     distinct: dict[tuple[int, ...], int] = {}
     rows = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]
+    checkpointing = model.training and getattr(model, "is_gradient_checkpointing", False)
     if (share_prompts and len(distinct) < len(prompt_ids) and any(response_ids)
+            and not checkpointing  # it turns the KV cache off
             and (not torch.is_grad_enabled() or _attention_only(model))):
         return _shared_prompt_logits(model, [list(p) for p in distinct], rows, response_ids,
                                      pad_token_id, device)

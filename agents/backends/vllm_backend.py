@@ -45,6 +45,11 @@ def worker_model(engine: Any) -> Any:
     raise RuntimeError(IN_PROCESS_ONLY)
 
 
+def _whole(tensor: Any) -> Any:
+    """A sharded ``DTensor`` gathered whole (a collective); a plain tensor as it is."""
+    return tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor
+
+
 def _logprob_value(entry: Any) -> float:
     """A vLLM ``Logprob`` object (``.logprob``) or a plain float."""
     return float(getattr(entry, "logprob", entry))
@@ -136,9 +141,11 @@ class VLLMBackend(PolicyBackend):
 
     def sync_weights(self, model: Any) -> None:
         """Load ``model``'s parameters (a ``torch.nn.Module`` being trained) into the engine."""
-        # One call: vLLM's load_weights indexes the model's parameters on every call.
+        # One call: vLLM's load_weights indexes the model's parameters on every call. A sharded
+        # (FSDP) parameter is gathered whole one at a time, as load_weights consumes it, so the
+        # extra memory is one parameter; every rank syncs its own engine (same order).
         worker_model(self.engine).load_weights(
-            (name, parameter.detach()) for name, parameter in model.named_parameters())
+            (name, _whole(parameter.detach())) for name, parameter in model.named_parameters())
         self.engine.reset_prefix_cache()
 
     def _encode(self, prompts: Sequence[str]) -> list[list[int]]:

@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         total = sum(seconds for seconds, _ in projection.values())
         bases = sorted({basis for _, basis in projection.values()})
         console.print(f"projected total: {total / 60:.1f} min (basis: {', '.join(bases)})")
+        print_memory_plans(cells, preset, out)
         return 0
     dispatch = None
     if args.ray or args.ray_address:
@@ -77,3 +78,21 @@ def run(args: argparse.Namespace) -> int:
     console.print(report.read_text(), markup=False, highlight=False)  # Markdown as written
     console.print(f"report: {report}")
     return 1 if result["failures"] else 0
+
+
+def print_memory_plans(cells: list, preset, out: Path) -> None:
+    """The per-GPU memory plan of each env's training config (one GPU per cell)."""
+    from baselines.benchmark.matrix import cell_config
+    from baselines.memory_plan import fit_advice, plan_memory
+
+    shown: set[str] = set()
+    for cell in cells:
+        if cell.kind != "train" or cell.env_id in shown:
+            continue
+        shown.add(cell.env_id)
+        config = cell_config(cell, preset, out)
+        print(f"{cell.env_id} ({cell.method}):")
+        print(plan_memory(config, 1).table())
+        advice = fit_advice(config, 1)
+        if advice:
+            print(advice)

@@ -161,9 +161,10 @@ def test_stop_strings(hf_backend: HFBackend, chat_prompts) -> None:
 
 
 def test_response_logprobs_has_grad(tiny_model_dir, chat_prompts) -> None:
-    from agents.tiny_model import load_tiny_model
 
-    model, tok = load_tiny_model(tiny_model_dir)
+    from agents.model_loading import load_model
+
+    model, tok = load_model(tiny_model_dir)
     prompt_ids = [tok.encode(p, add_special_tokens=False) for p in chat_prompts[:3]]
     response_ids = [[10, 11, 12], [13], []]
     lps, mask = response_logprobs(model, prompt_ids, response_ids, pad_token_id=0)

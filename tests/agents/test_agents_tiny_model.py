@@ -13,11 +13,11 @@ pytest.importorskip("transformers")
 from agent_fixtures import shared_tiny_model_dir  # noqa: E402
 
 from agents.corpus import TAG_TOKENS  # noqa: E402
+from agents.model_loading import load_model  # noqa: E402
 from agents.tiny_model import (  # noqa: E402
     MARKER_FILE,
     SPECIAL_TOKENS,
     build_tiny_model,
-    load_tiny_model,
 )
 
 
@@ -34,7 +34,7 @@ def test_build_and_reload_offline(tiny_model_dir: Path) -> None:
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     assert len(tok) == 2048
     assert AutoConfig.from_pretrained(tiny_model_dir).vocab_size == 2048
-    model, tok2 = load_tiny_model(tiny_model_dir)
+    model, tok2 = load_model(tiny_model_dir)
     n_params = sum(p.numel() for p in model.parameters())
     assert 300_000 < n_params < 800_000
     assert model.config.model_type == "qwen3"

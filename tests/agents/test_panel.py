@@ -74,11 +74,12 @@ def test_every_evaluation_path_sees_the_same_tasks(tmp_path) -> None:
 def test_rollout_seeds_change_the_samples_at_positive_temperature() -> None:
     from agents.backends.base import SamplingParams, render_chat
     from agents.backends.hf import HFBackend
+    from agents.model_loading import load_model
     from agents.panel import evaluate_on_panel
     from agents.rollout import RolloutConfig, RolloutEngine
-    from agents.tiny_model import build_tiny_model, load_tiny_model
+    from agents.tiny_model import build_tiny_model
 
-    model, tokenizer = load_tiny_model(build_tiny_model())
+    model, tokenizer = load_model(build_tiny_model())
     engine = RolloutEngine(RolloutConfig("sdgym/SearchQA-v0", {"size": "tiny"}, 4, 1,
                                          hide_privileged=True),
                            HFBackend(model, tokenizer), lambda m: render_chat(tokenizer, m))

@@ -13,9 +13,10 @@ from sdgym_test_params import AVAILABLE_IDS, FAST_KWARGS  # noqa: E402
 
 from agents.backends.base import SamplingParams, render_chat  # noqa: E402
 from agents.backends.hf import HFBackend, response_logprobs  # noqa: E402
+from agents.model_loading import load_model  # noqa: E402
 from agents.prompts import PublicTurn, public_turn, student_messages, teacher_messages  # noqa: E402
 from agents.rollout import RolloutConfig, RolloutEngine  # noqa: E402
-from agents.tiny_model import build_tiny_model, load_tiny_model  # noqa: E402
+from agents.tiny_model import build_tiny_model  # noqa: E402
 
 ROLLOUT_IDS = [i for i in ("sdgym/SearchQA-v0", "sdgym/WebShop-v0") if i in AVAILABLE_IDS]
 
@@ -24,7 +25,7 @@ ROLLOUT_IDS = [i for i in ("sdgym/SearchQA-v0", "sdgym/WebShop-v0") if i in AVAI
 def backend(tmp_path_factory):
     torch.set_num_threads(1)
     path = build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
-    model, tokenizer = load_tiny_model(path)
+    model, tokenizer = load_model(path)
     return HFBackend(model, tokenizer)
 
 

@@ -11,7 +11,8 @@ pytest.importorskip("transformers")
 
 import torch  # noqa: E402
 
-from agents.tiny_model import build_tiny_model, load_tiny_model  # noqa: E402
+from agents.model_loading import load_model  # noqa: E402
+from agents.tiny_model import build_tiny_model  # noqa: E402
 from agents.warm_starts import (  # noqa: E402
     RECORD_FILE,
     export_warm_start,
@@ -45,7 +46,7 @@ def test_shipped_warm_start_loads_in_float32_with_its_recipe(name: str, recipe: 
     assert record["command"] == f"sdgym sft --preset {recipe} --export agents/warm_starts/{name}"
     assert record["config"]["env_id"] == "sdgym/SearchQA-v0"
     assert record["last_loss"] < record["first_loss"]
-    model, tokenizer = load_tiny_model(resolve_model(name))
+    model, tokenizer = load_model(resolve_model(name))
     assert next(model.parameters()).dtype == torch.float32
     assert len(tokenizer) == model.config.vocab_size
 
@@ -60,8 +61,8 @@ def test_export_writes_float16_and_replaces_the_target(tmp_path: Path) -> None:
     assert not (target / "stale.txt").exists()
     assert json.loads((target / RECORD_FILE).read_text()) == {"command": "demo"}
     assert [p.name for p in target.parent.iterdir()] == ["demo-sft"]  # no staging folder left
-    original, tokenizer = load_tiny_model(source)
-    exported, _ = load_tiny_model(target)
+    original, tokenizer = load_model(source)
+    exported, _ = load_model(target)
     ids = torch.tensor([tokenizer("go to the kitchen", add_special_tokens=False)["input_ids"]])
     with torch.no_grad():
         a, b = original(input_ids=ids).logits, exported(input_ids=ids).logits
@@ -83,7 +84,7 @@ def test_shipped_searchqa_warm_start_beats_random_on_the_easy_split() -> None:
     torch.set_num_threads(2)
     record = warm_start_record("searchqa-easy-sft")["config"]
     env_kwargs, episodes = record["env_kwargs"], 48
-    model, tokenizer = load_tiny_model(resolve_model("searchqa-easy-sft"))
+    model, tokenizer = load_model(resolve_model("searchqa-easy-sft"))
     engine = RolloutEngine(
         RolloutConfig("sdgym/SearchQA-v0", env_kwargs, episodes, 1, hide_privileged=True,
                       prompt_limits=PromptLimits.from_dict(record["prompt"])),
@@ -131,7 +132,7 @@ def test_hasty_warm_start_hastens_its_student_but_not_its_teacher() -> None:
                                   limits=limits)
     first = [d for d in demos if d.turn.step == 1]
     assert len(first) >= 20 and all(d.guidance and "<search>" in d.response for d in first)
-    model, tokenizer = load_tiny_model(resolve_model("searchqa-hasty-sft"))
+    model, tokenizer = load_model(resolve_model("searchqa-hasty-sft"))
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
 
     def mean_logprob(messages: list) -> float:

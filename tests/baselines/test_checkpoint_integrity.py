@@ -122,7 +122,6 @@ def test_a_used_run_folder_is_refused_without_resume(tmp_path) -> None:
 
 def test_torn_sft_warm_start_is_rebuilt_with_a_warning(tmp_path, caplog) -> None:
     pytest.importorskip("transformers")
-    from agents.tiny_model import load_tiny_model
     from baselines.warm_start import warm_start
 
     config = load_preset("cpu-smoke", out_dir=str(tmp_path), sft_steps=2, sft_tasks=4, seed=11)
@@ -132,5 +131,7 @@ def test_torn_sft_warm_start_is_rebuilt_with_a_warning(tmp_path, caplog) -> None
     with caplog.at_level(logging.WARNING, "sdgym.cache"):
         assert warm_start(config) == folder
     assert any(str(folder) in r.getMessage() for r in caplog.records)
-    load_tiny_model(folder)  # loads again
+    from agents.model_loading import load_model
+
+    load_model(folder)  # loads again
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]

@@ -13,8 +13,9 @@ import torch  # noqa: E402
 
 from agents.backends.base import render_chat  # noqa: E402
 from agents.backends.hf import response_logprobs  # noqa: E402
+from agents.model_loading import load_model  # noqa: E402
 from agents.prompts import PublicTurn, student_messages, teacher_messages  # noqa: E402
-from agents.tiny_model import build_tiny_model, load_tiny_model  # noqa: E402
+from agents.tiny_model import build_tiny_model  # noqa: E402
 from baselines.sft import Demonstration, _lr_factor, behaviour_clone, token_nll  # noqa: E402
 
 ENV = "sdgym/SearchQA-v0"
@@ -36,7 +37,7 @@ def _demos() -> list[Demonstration]:
 
 
 def test_token_nll_matches_response_logprobs_and_splits_masks(model_dir: Path) -> None:
-    model, tokenizer = load_tiny_model(model_dir)
+    model, tokenizer = load_model(model_dir)
     prompts = [tokenizer("hello there, general", add_special_tokens=False)["input_ids"],
                tokenizer("hi", add_special_tokens=False)["input_ids"]]
     responses = [tokenizer(" yes", add_special_tokens=False)["input_ids"],
@@ -58,7 +59,7 @@ def test_context_loss_term_lowers_the_prompt_loss_only_when_weighted(model_dir: 
     prompt_losses = {}
     for weight in (0.0, 1.0):
         torch.manual_seed(0)
-        model, tokenizer = load_tiny_model(model_dir)
+        model, tokenizer = load_model(model_dir)
         render = functools.partial(render_chat, tokenizer)
         encoded = [tokenizer(render(student_messages(d.turn)), add_special_tokens=False)["input_ids"]
                    for d in demos]
@@ -72,7 +73,7 @@ def test_context_loss_term_lowers_the_prompt_loss_only_when_weighted(model_dir: 
 
 
 def test_response_loss_falls_with_warmup_schedule(model_dir: Path) -> None:
-    model, tokenizer = load_tiny_model(model_dir)
+    model, tokenizer = load_model(model_dir)
     losses = behaviour_clone(model, tokenizer, _demos(), steps=30, lr=3e-3, batch_size=4,
                              render=lambda m: render_chat(tokenizer, m), context_loss_weight=0.5,
                              warmup_steps=5)
@@ -87,7 +88,7 @@ def test_lr_factor_warms_up_then_decays(step: int, expected: float) -> None:
 
 
 def test_behaviour_clone_rejects_empty_demonstrations(model_dir: Path) -> None:
-    model, tokenizer = load_tiny_model(model_dir)
+    model, tokenizer = load_model(model_dir)
     with pytest.raises(ValueError, match="no expert demonstrations"):
         behaviour_clone(model, tokenizer, [], steps=1, lr=1e-3, batch_size=1, render=str)
 
@@ -112,7 +113,7 @@ def test_teacher_fraction_teaches_the_teacher_prompt_apart_from_the_student_one(
     scores = {}
     for fraction in (0.0, 0.5):
         torch.manual_seed(0)
-        model, tokenizer = load_tiny_model(model_dir)
+        model, tokenizer = load_model(model_dir)
         behaviour_clone(model, tokenizer, student, steps=40, lr=3e-3, batch_size=4,
                         render=functools.partial(render_chat, tokenizer), teacher_demos=teacher,
                         teacher_fraction=fraction)
@@ -129,7 +130,7 @@ def test_teacher_fraction_teaches_the_teacher_prompt_apart_from_the_student_one(
 
 
 def test_teacher_fraction_needs_guided_demonstrations(model_dir: Path) -> None:
-    model, tokenizer = load_tiny_model(model_dir)
+    model, tokenizer = load_model(model_dir)
     with pytest.raises(ValueError, match="privileged guidance"):
         behaviour_clone(model, tokenizer, _demos(), steps=1, lr=1e-3, batch_size=1, render=str,
                         teacher_demos=_demos(), teacher_fraction=0.5)

@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from agents.model_loading import load_model
 from baselines.checkpoint import load_latest, save_checkpoint
 from baselines.config import available_presets, load_preset
 from baselines.cost import PHASES
@@ -146,11 +147,10 @@ def test_vllm_backend_samples_with_the_trained_weights_after_every_update(tmp_pa
     come from weights that only the sync can keep current."""
     import baselines.trainer as trainer_module
     from agents.backends.hf import HFBackend
-    from agents.tiny_model import load_tiny_model
 
     class CopyEngine(HFBackend):
         def __init__(self, model_dir: str, kwargs: dict) -> None:
-            model, tokenizer = load_tiny_model(model_dir)
+            model, tokenizer = load_model(model_dir)
             super().__init__(model, tokenizer)
             self.kwargs, self.syncs = kwargs, 0
 
@@ -171,7 +171,8 @@ def test_vllm_backend_samples_with_the_trained_weights_after_every_update(tmp_pa
         start = {k: v.clone() for k, v in trainer.model.state_dict().items()}
         trainer.fit()
         assert engines[0].syncs == config.steps
-        assert engines[0].kwargs == {"seed": config.seed, "gpu_memory_utilization": 0.5}
+        assert engines[0].kwargs == {"seed": config.seed, "dtype": "float32",
+                                     "gpu_memory_utilization": 0.5}
         trained = trainer.model.state_dict()
         assert any(not torch.equal(start[k], trained[k]) for k in trained)
         copy = engines[0].model.state_dict()
