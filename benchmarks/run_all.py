@@ -57,6 +57,10 @@ AB_RATIOS = [
                            ("grpo16x4", "GRPO-shaped 16 prompts x 4"))
       for prefix, anchor in (("over_plain_loop", "the plain loop (previous path)"),
                              ("over_generate", "transformers generate()"))],
+    ("GRPO step (tiny model, 4 prompts x 4, 32 tokens): sdgym vs TRL GRPOTrainer",
+     "test_grpo_vs_trl_bench.py::test_grpo_step_ab", "over_trl", ()),
+    ("GRPO step (same shape): sdgym vs its previous path (no prompt sharing or buckets)",
+     "test_grpo_vs_trl_bench.py::test_grpo_step_ab", "over_previous_path", ()),
     ("Search-QA: bm25s vs warm Lucene, single query (100k passages)",
      "test_searchqa_bench.py::test_bm25_vs_warm_lucene_single_query", "speedup",
      ("top10_overlap", "lucene_warmup_queries")),

@@ -75,6 +75,13 @@ WARMUP_ROUNDS = 1
 STEP_TIMEOUT_S = 300.0
 """A TRL step that takes longer than this is reported as a failure instead of hanging."""
 
+PREVIOUS_BACKEND = {"share_prompt_prefill": False, "drop_finished_rows": False,
+                    "length_buckets": False, "grouped_decode_attention": False,
+                    "static_cache": False}
+PREVIOUS_FORWARD = {"share_prompts": False, "bucket_cost": None}
+"""The path before the throughput work: every row prefilled and trained on its whole prompt,
+one padded batch, transformers' sdpa with a growing cache (the same numbers, slower)."""
+
 _MEAN_SECONDS: dict[str, float] = {}
 """Mean seconds per step of each side measured in this run (the ratio is taken from it)."""
 
@@ -101,8 +108,10 @@ def word_count_reward(text: str) -> float:
 class SdgymGRPOStep:
     """One GRPO step built from sdgym's pieces: HF generation, group advantages, clipped loss."""
 
-    def __init__(self, model: torch.nn.Module, tokenizer: Any, prompts: list[str]) -> None:
-        self.backend = HFBackend(model, tokenizer)
+    def __init__(self, model: torch.nn.Module, tokenizer: Any, prompts: list[str],
+                 fast: bool = True) -> None:
+        self.backend = HFBackend(model, tokenizer, **({} if fast else PREVIOUS_BACKEND))
+        self.forward_options = {} if fast else PREVIOUS_FORWARD
         self.model = model
         self.config = GRPOConfig(kl_coef=0.0)
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.0)
@@ -123,7 +132,7 @@ class SdgymGRPOStep:
         self.optimizer.zero_grad()
         logprobs, logits, mask = response_forward(
             self.model, self.prompt_ids, [g.response_ids for g in generations],
-            self.backend.pad_token_id)
+            self.backend.pad_token_id, **self.forward_options)
         old = torch.nn.utils.rnn.pad_sequence(
             [torch.tensor(g.logprobs, dtype=torch.float32) for g in generations], batch_first=True)
         token_advantages = advantages.unsqueeze(1).expand_as(logprobs)
@@ -257,3 +266,38 @@ def test_grpo_step(benchmark, side: str, tiny_model_dir: Path, tmp_path: Path) -
     )
     if side == "trl" and "sdgym" in _MEAN_SECONDS:
         benchmark.extra_info["sdgym_over_trl"] = _MEAN_SECONDS["sdgym"] / mean_seconds
+
+
+def test_grpo_step_ab(benchmark, tiny_model_dir: Path, tmp_path: Path) -> None:
+    """The same step A/B alternating in one process (each side its own model copy, warmed up):
+    sdgym's path vs TRL's ``GRPOTrainer``, and vs sdgym's previous path (no prompt sharing, no
+    buckets, plain decode loop)."""
+    import time
+
+    from ab_timing import alternate
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    sides = {}
+    for name in ("fast", "previous", "trl"):
+        model, tokenizer = load_model(tiny_model_dir)
+        prompts = first_observation_prompts(tokenizer)
+        sides[name] = (TRLStepGate(model, tokenizer, prompts, tmp_path / "trl") if name == "trl"
+                       else SdgymGRPOStep(model, tokenizer, prompts, fast=name == "fast"))
+
+    def timed(step) -> Callable[[], float]:
+        def run() -> float:
+            started = time.perf_counter()
+            step()
+            return time.perf_counter() - started
+        return run
+
+    try:
+        over_trl = alternate(timed(sides["fast"]), timed(sides["trl"]), rounds=ROUNDS)
+        over_previous = alternate(timed(sides["fast"]), timed(sides["previous"]), rounds=ROUNDS)
+    finally:
+        sides["trl"].close()
+    benchmark.pedantic(timed(sides["fast"]), rounds=1, iterations=1)
+    benchmark.extra_info.update(over_trl.summary("over_trl"))
+    benchmark.extra_info.update(over_previous.summary("over_previous_path"))
+    assert over_trl.median > 1.0, over_trl.ratios

@@ -51,14 +51,16 @@ def grouped_decode_attention(
     if plain:
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout,
                                       scaling=scaling, **kwargs)
-    grouped = query.view(batch, kv_heads, heads // kv_heads, q_len, dim)
-    scores = torch.matmul(grouped, key.unsqueeze(2).transpose(-1, -2)) * (
-        scaling if scaling is not None else dim ** -0.5)  # [B, Hkv, rep, q, L]
+    rep = heads // kv_heads
+    grouped = query.reshape(batch, kv_heads, rep * q_len, dim)  # a view: heads are kv-major
+    scores = torch.matmul(grouped, key.transpose(-1, -2)) * (
+        scaling if scaling is not None else dim ** -0.5)  # [B, Hkv, rep·q, L]: no K/V copy
     if attention_mask is not None:  # [B, 1, q, L]: bool (True = attend) or additive float
-        mask = attention_mask[:, :, :, : key.shape[2]].unsqueeze(1)
-        scores = (scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-                  if mask.dtype == torch.bool else scores + mask)
-    out = torch.matmul(scores.softmax(dim=-1), value.unsqueeze(2))  # [B, Hkv, rep, q, d]
+        mask = attention_mask[:, :, :, : key.shape[2]].unsqueeze(1)  # [B, 1, 1, q, L]
+        scores5 = scores.view(batch, kv_heads, rep, q_len, key.shape[2])
+        scores = (scores5.masked_fill(~mask, torch.finfo(scores.dtype).min)
+                  if mask.dtype == torch.bool else scores5 + mask).view_as(scores)
+    out = torch.matmul(scores.softmax(dim=-1), value)  # [B, Hkv, rep·q, d]
     return out.reshape(batch, heads, q_len, dim).transpose(1, 2).contiguous(), None
 
 

@@ -199,6 +199,16 @@ def _attention_only(model: torch.nn.Module) -> bool:
     return layer_types is None or set(layer_types) <= {"full_attention", "sliding_attention"}
 
 
+def _full_attention_only(model: torch.nn.Module) -> bool:
+    """Whether every layer attends to the whole context (no sliding window, no linear or
+    recurrent state): then prefill caches can be merged and preallocated."""
+    config = getattr(model, "config", None)
+    config = getattr(config, "text_config", None) or config
+    layer_types = getattr(config, "layer_types", None)
+    return ((layer_types is None or set(layer_types) <= {"full_attention"})
+            and not getattr(config, "use_sliding_window", False))
+
+
 def _shared_prompt_logits(
     model: torch.nn.Module, prompts: list[list[int]], rows: list[int],
     response_ids: Sequence[Sequence[int]], pad_token_id: int, device: torch.device,
@@ -251,6 +261,25 @@ def cut_at_stop(text: str, stops: Sequence[str], include: bool) -> str:
         return text
     index, stop = hit
     return text[: index + len(stop)] if include else text[:index]
+
+
+def _merged_cache(target: Any, caches: list[Any], masks: list[torch.Tensor], width: int,
+                  config: Any) -> Any:
+    """One cache holding the prefill caches ``caches`` row after row, each right-aligned to
+    ``width`` (left padding, zeros where ``masks`` are 0), written into ``target`` (a
+    preallocated cache) or a new dynamic cache through the cache's own ``update``."""
+    if target is None:
+        from transformers import DynamicCache
+
+        target = DynamicCache(config=config)
+    for layer in range(len(caches[0].layers)):
+        keys, values = [], []
+        for cache, mask in zip(caches, masks):
+            pad = (0, 0, width - mask.shape[1], 0)  # the sequence axis, on the left
+            keys.append(torch.nn.functional.pad(cache.layers[layer].keys, pad))
+            values.append(torch.nn.functional.pad(cache.layers[layer].values, pad))
+        target.update(torch.cat(keys), torch.cat(values), layer)
+    return target
 
 
 class _DecodeBucket:
@@ -309,11 +338,11 @@ class HFBackend(PolicyBackend):
             cache rows are dropped once an eighth of the batch has finished since the last cut).
             Sampling still draws for the whole batch, so every row gets the tokens it would get
             without the cut (up to float rounding of the smaller batch's matmuls).
-        length_buckets: Prefill the (distinct) prompts in buckets of similar length, decoded
-            in lockstep (one sampling stream over the whole batch), where the padding saved
-            outweighs the extra forward per step (:mod:`agents.backends.length_buckets`).
-        bucket_cost_per_token: An extra bucket's price in prompt positions, per new token
-            (it adds a forward to every decode step).
+        length_buckets: Prefill the (distinct) prompts in buckets of similar length where the
+            padding saved outweighs an extra forward (:mod:`agents.backends.length_buckets`);
+            their caches are then laid side by side as one left-padded cache, so decoding stays
+            one forward per step (attention-only models).
+        bucket_cost: An extra prefill forward's price in prompt positions.
         grouped_decode_attention: Decode steps attend with the query heads grouped onto their
             key/value heads instead of copying the cache for every head
             (:mod:`agents.backends.decode_attention`; models on transformers' sdpa only).
@@ -335,7 +364,7 @@ class HFBackend(PolicyBackend):
         share_prompt_prefill: bool = True,
         drop_finished_rows: bool = True,
         length_buckets: bool = True,
-        bucket_cost_per_token: float = 24.0,
+        bucket_cost: float = 128.0,
         grouped_decode_attention: bool = True,
         static_cache: bool = True,
     ) -> None:
@@ -365,7 +394,7 @@ class HFBackend(PolicyBackend):
         self.share_prompt_prefill = share_prompt_prefill
         self.drop_finished_rows = drop_finished_rows
         self.length_buckets = length_buckets
-        self.bucket_cost_per_token = bucket_cost_per_token
+        self.bucket_cost = bucket_cost
         self.grouped_decode_attention = grouped_decode_attention
         self.static_cache = static_cache
         self.pad_token_id = self._pad_id(tokenizer)
@@ -439,24 +468,17 @@ class HFBackend(PolicyBackend):
         batch = len(prompt_ids)
         distinct: dict[tuple[int, ...], int] = {}
         owner = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]
-        if not (self.share_prompt_prefill and len(distinct) < batch):
-            distinct, owner = {tuple(p): i for i, p in enumerate(prompt_ids)}, list(range(batch))
-            prefill = [list(p) for p in prompt_ids]
-        else:
+        if self.share_prompt_prefill and len(distinct) < batch:
             prefill = [list(p) for p in distinct]
-        groups = (length_buckets([len(p) for p in prefill],
-                                 self.bucket_cost_per_token * params.max_new_tokens)
-                  if self.length_buckets else [list(range(len(prefill)))])
+        else:
+            prefill, owner = [list(p) for p in prompt_ids], list(range(batch))
         stop_ids = self.eos_token_ids | set(params.stop_token_ids)
         responses: list[list[int]] = [[] for _ in range(batch)]
         logprobs: list[list[float]] = [[] for _ in range(batch)]
         reasons: list[FinishReason | None] = [None] * batch
         with grouped_decoding(self.model, self.grouped_decode_attention):
-            buckets = [self._prefill(prefill, group, owner, params.max_new_tokens)
-                       for group in groups]
-            logits = buckets[0].logits.new_empty(batch, buckets[0].logits.shape[-1])
-            for bucket in buckets:
-                logits[bucket.rows_tensor] = bucket.logits
+            bucket = self._prefill(prefill, owner, params.max_new_tokens)
+            logits = bucket.logits
             for step in range(params.max_new_tokens):
                 tokens = sample_next(logits, params, generator)  # the whole batch: one stream
                 token_lp = logits.gather(-1, tokens[:, None]).squeeze(-1) - torch.logsumexp(
@@ -472,8 +494,7 @@ class HFBackend(PolicyBackend):
                         reasons[row] = "length"
                 if all(r is not None for r in reasons):
                     break
-                for bucket in buckets:
-                    bucket.decode(self.model, tokens, reasons, logits, self.drop_finished_rows)
+                bucket.decode(self.model, tokens, reasons, logits, self.drop_finished_rows)
         return [
             Generation(
                 text=self._decode(resp, params),
@@ -485,32 +506,48 @@ class HFBackend(PolicyBackend):
             for prompt, resp, lps, reason in zip(prompt_ids, responses, logprobs, reasons)
         ]
 
-    def _prefill(self, prompts: list[list[int]], group: list[int], owner: list[int],
+    def _prefill(self, prompts: list[list[int]], owner: list[int],
                  max_new_tokens: int) -> _DecodeBucket:
-        """Run the prompts ``group`` (indices into ``prompts``) and give every row they own
-        (``owner[row]``) its copy of the prompt's state: a :class:`_DecodeBucket`."""
-        position = {prompt: i for i, prompt in enumerate(group)}
-        rows = [row for row, prompt in enumerate(owner) if prompt in position]
-        input_ids, attention_mask = left_pad([prompts[i] for i in group], self.pad_token_id,
-                                             self.device)
-        positions = position_ids_from_mask(attention_mask)
+        """Run the prompts' forward and give every row its prompt's state (``owner[row]``):
+        with :attr:`length_buckets`, in buckets of similar length whose KV caches are then laid
+        side by side, left-padded to the longest, as one cache (attention-only models)."""
+        attention_only = _full_attention_only(self.model)
+        groups = (length_buckets([len(p) for p in prompts], self.bucket_cost)
+                  if self.length_buckets and attention_only else [list(range(len(prompts)))])
+        pieces = [self._prefill_group([prompts[i] for i in group]) for group in groups]
+        width = max(mask.shape[1] for _, mask, _, _ in pieces)
+        order = [i for group in groups for i in group]
         cache = None
-        if self.static_cache and _attention_only(self.model):
+        if self.static_cache and attention_only:
             from transformers import StaticCache
 
-            cache = StaticCache(config=self.model.config,
-                                max_cache_len=input_ids.shape[1] + max_new_tokens)
-        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                         position_ids=positions, past_key_values=cache, use_cache=True,
-                         logits_to_keep=1)
-        logits, cache = out.logits[:, -1, :].float(), out.past_key_values
-        index = [position[owner[row]] for row in rows]
-        if index != list(range(len(group))):  # copy each prompt's state to the rows repeating it
+            cache = StaticCache(config=self.model.config, max_cache_len=width + max_new_tokens)
+        if len(pieces) == 1 and cache is None:
+            cache = pieces[0][3]
+        else:
+            cache = _merged_cache(cache, [piece[3] for piece in pieces],
+                                  [piece[1] for piece in pieces], width, self.model.config)
+        attention_mask = torch.cat([torch.nn.functional.pad(mask, (width - mask.shape[1], 0))
+                                    for _, mask, _, _ in pieces])
+        logits = torch.cat([piece[0] for piece in pieces])
+        next_pos = torch.cat([piece[2] for piece in pieces])
+        slot = {prompt: i for i, prompt in enumerate(order)}
+        index = [slot[owner[row]] for row in range(len(owner))]
+        if index != list(range(len(order))):  # copy each prompt's state to the rows repeating it
             select = torch.tensor(index, device=self.device)
-            logits, attention_mask, positions = (
-                logits[select], attention_mask[select], positions[select])
+            logits, attention_mask, next_pos = logits[select], attention_mask[select], next_pos[select]
             cache.reorder_cache(select)
-        return _DecodeBucket(rows, cache, attention_mask, positions[:, -1:] + 1, logits)
+        return _DecodeBucket(list(range(len(owner))), cache, attention_mask, next_pos, logits)
+
+    def _prefill_group(self, prompts: list[list[int]],
+                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any]:
+        """``(last logits, attention mask, next positions, cache)`` of one left-padded batch."""
+        input_ids, attention_mask = left_pad(prompts, self.pad_token_id, self.device)
+        positions = position_ids_from_mask(attention_mask)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                         position_ids=positions, use_cache=True, logits_to_keep=1)
+        return (out.logits[:, -1, :].float(), attention_mask, positions[:, -1:] + 1,
+                out.past_key_values)
 
     def _hits_stop_string(self, response: list[int], stops: Sequence[str]) -> bool:
         if not stops:

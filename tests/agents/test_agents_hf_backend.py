@@ -313,10 +313,10 @@ def test_hybrid_models_train_through_the_plain_pass() -> None:
 def test_fast_decoding_gives_the_generations_of_the_plain_loop(hf_backend: HFBackend,
                                                                 chat_prompts,
                                                                 temperature: float) -> None:
-    """Length buckets decoded in lockstep, grouped-query decode attention and the static cache
-    change float rounding only: the same tokens, log-probs and finish reasons as one left-padded
-    batch on transformers' sdpa with a growing cache (prompts of very different lengths, some
-    repeated, rows stopping at different steps)."""
+    """Prefill in length buckets merged into one cache, grouped-query decode attention and the
+    static cache change float rounding only: the same tokens, log-probs and finish reasons as one
+    left-padded batch on transformers' sdpa with a growing cache (prompts of very different
+    lengths, some repeated, rows stopping at different steps)."""
     base = hf_backend.tokenizer(" ".join(chat_prompts) * 8, add_special_tokens=False)["input_ids"]
     prompts = [base[: 5 + 4 * i * i] for i in range(12)]
     assert len(set(map(len, prompts))) == 12
@@ -324,12 +324,12 @@ def test_fast_decoding_gives_the_generations_of_the_plain_loop(hf_backend: HFBac
     vocab = hf_backend.model.config.vocab_size
     params = SamplingParams(max_new_tokens=12, temperature=temperature, seed=11,
                             stop_token_ids=tuple(range(0, vocab, 13)))
-    fast = HFBackend(hf_backend.model, hf_backend.tokenizer, bucket_cost_per_token=0.5)
+    fast = HFBackend(hf_backend.model, hf_backend.tokenizer, bucket_cost=6.0)
     plain = HFBackend(hf_backend.model, hf_backend.tokenizer, length_buckets=False,
                       grouped_decode_attention=False, static_cache=False)
     from agents.backends.length_buckets import length_buckets
 
-    assert len(length_buckets([len(p) for p in prompts], 0.5 * 12)) > 1  # really bucketed
+    assert len(length_buckets([len(p) for p in prompts], 6.0)) > 1  # really bucketed
     a, b = fast.generate_from_ids(prompts, params), plain.generate_from_ids(prompts, params)
     assert [g.response_ids for g in a] == [g.response_ids for g in b]
     assert [g.finish_reason for g in a] == [g.finish_reason for g in b]
