@@ -34,12 +34,18 @@ def test_a_child_preset_is_its_base_plus_its_own_values(tmp_path) -> None:
     assert (config.steps, config.lr, config.grpo.kl_coef, config.grpo.clip_low) == (7, 0.01, 0.0, 0.1)
 
 
-def test_paper_presets_differ_from_their_env_preset_in_the_model_only() -> None:
+def test_paper_presets_differ_from_their_env_preset_in_the_model_and_its_layout_only() -> None:
+    """A size preset sets the model and what the memory plan needs for it (FSDP for 4B, FSDP
+    and gradient checkpointing for 9B), nothing else."""
+    layout = {"2b": {}, "4b": {"sharding": "fsdp"},
+              "9b": {"sharding": "fsdp", "gradient_checkpointing": True}}
     for env in ("alfworld", "scienceworld", "searchqa", "webshop"):
         base = load_preset(f"paper-qwen3.5-{env}").to_dict()
         for size in ("2b", "4b", "9b"):
             child = load_preset(f"paper-qwen3.5-{size}-{env}").to_dict()
-            assert {k for k in child if child[k] != base[k]} <= {"model"}
+            changed = {k: child[k] for k in child if child[k] != base[k]}
+            assert child["model"] == f"Qwen/Qwen3.5-{size.upper()}"
+            assert {k: v for k, v in changed.items() if k != "model"} == layout[size]
             assert child["model"] == f"Qwen/Qwen3.5-{size.upper()}"
 
 
