@@ -119,7 +119,9 @@ def _ratio(entries: dict[str, dict], fast: str | tuple, slow: str | tuple) -> st
         return "not measured here"
     if a["run"] != b["run"]:
         return "not measured in one run"
-    return f"{(b['mean'] * slow_repeat) / (a['mean'] * fast_repeat):.2f}× faster ({a['run']})"
+    ratio = (b["mean"] * slow_repeat) / (a["mean"] * fast_repeat)
+    verdict = f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
+    return f"{verdict} ({a['run']})"
 
 
 def render(entries: dict[str, dict], machine_text: str) -> str:
