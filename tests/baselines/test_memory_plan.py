@@ -56,7 +56,8 @@ def test_parameter_gradient_and_optimizer_bytes_equal_what_pytorch_allocates() -
 
 
 def test_fsdp_divides_the_sharded_states_by_the_world_size() -> None:
-    config = load_preset("paper-qwen3.5-9b-alfworld")
+    config = dataclasses.replace(load_preset("paper-qwen3.5-9b-alfworld"), sharding="replicated",
+                                 gradient_checkpointing=False)
     shape = model_shape(config.model)
     assert 8.5e9 < shape.parameters < 9.5e9  # from the shipped config: nothing downloaded
     single = plan_memory(config, 1, gpu=H200).lines
@@ -75,7 +76,8 @@ def test_a_run_that_cannot_fit_refuses_with_one_line_saying_what_to_change(tmp_p
     from baselines.trainer import Trainer
 
     config = dataclasses.replace(load_preset("paper-qwen3.5-9b-alfworld", out_dir=str(tmp_path)),
-                                 gpu_memory_gib=141)
+                                 gpu_memory_gib=141, sharding="replicated",
+                                 gradient_checkpointing=False)
     with pytest.raises(MemoryPlanError) as error:
         Trainer(config)  # stops before loading the model or writing the run folder
     message = str(error.value)
