@@ -278,11 +278,39 @@ def available_presets() -> list[str]:
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 
 
-def load_preset(name: str, **overrides: Any) -> TrainConfig:
+TABLE_ALIASES: dict[str, str] = {"head": "head_kwargs", "env": "env_kwargs", "vllm": "vllm_kwargs"}
+"""Short names of tables in dotted overrides: ``head.teacher_weights=frozen``."""
+
+
+def dotted_overrides(overrides: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Split ``{"lr": 1e-3, "grpo.kl_coef": 0.0, "head.teacher_weights": "frozen"}`` into plain
+    fields and ``{table: {key: value}}`` to merge into the preset's tables (``grpo``, ``prompt``,
+    ``env_kwargs`` (``env``), ``head_kwargs`` (``head``), ``tiny_model``, ``vllm_kwargs``
+    (``vllm``)); ValueError naming an unknown table."""
+    tables = {"grpo"} | {f.name for f in dataclasses.fields(TrainConfig)
+                         if f.name != "grpo" and f.type in ("dict[str, Any]", dict[str, Any])}
+    flat: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for key, value in overrides.items():
+        table, dot, sub = key.partition(".")
+        if not dot:
+            flat[key] = value
+            continue
+        table = TABLE_ALIASES.get(table, table)
+        if table not in tables or not sub:
+            raise ValueError(f"--set {key}: {table!r} is not a table of the training config "
+                             f"(tables: {', '.join(sorted(tables | set(TABLE_ALIASES)))})")
+        nested.setdefault(table, {})[sub] = value
+    return flat, nested
+
+
+def load_preset(name: str, tables: dict[str, dict[str, Any]] | None = None,
+                **overrides: Any) -> TrainConfig:
     """Read training preset ``name`` (or a path to a TOML file), resolve ``extends = "<base>"``
-    (the base's values, then this file's; tables merged key by key) and apply ``overrides``."""
+    (the base's values, then this file's; tables merged key by key), merge ``tables`` into the
+    preset's tables key by key and apply ``overrides`` (whole values)."""
     path = preset_path(name, PRESET_DIR, "training")
-    values = read_preset(path, PRESET_DIR, "training")
+    values = merge(read_preset(path, PRESET_DIR, "training"), tables or {})
     values.pop("description", None)
     grpo = {**values.pop("grpo", {}), **overrides.pop("grpo", {})}
     return from_dict({**values, **overrides, "grpo": grpo})

@@ -21,7 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="runs", help="output folder")
     parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override any config field (VALUE is a Python literal)")
+                        help="override a config field (VALUE: a Python literal, else a "
+                             "string), or one key of a table: grpo.kl_coef=0.01, "
+                             "head.teacher_weights=frozen, env.size=small, prompt.history=0")
     parser.add_argument("--no-eval", action="store_true", help="skip the final test evaluation")
     parser.add_argument("--dry-run", action="store_true",
                         help="sdgym train: print the per-GPU memory plan and run nothing")
@@ -33,17 +35,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _config(args: argparse.Namespace, check_model: bool = True):
     from agents.warm_starts import resolve_model
-    from baselines.config import load_preset
+    from baselines.config import dotted_overrides, load_preset
     from sdgym.cli import parse_env_kwargs
     from sdgym.registration import entry_for
 
-    overrides = parse_env_kwargs(args.set)
+    overrides, tables = dotted_overrides(parse_env_kwargs(args.set))
     overrides.update(method=args.method, seed=args.seed, out_dir=args.out)
     if args.env:
         overrides["env_id"] = entry_for(args.env).env_id
     if args.steps is not None:
         overrides["steps"] = args.steps
-    config = load_preset(args.preset, **overrides)
+    config = load_preset(args.preset, tables, **overrides)
     if check_model:
         resolve_model(config.model)  # a missing model folder fails now, naming it
     return config

@@ -99,3 +99,19 @@ def test_the_config_checks_also_guard_direct_construction() -> None:
         dataclasses.replace(load_preset("cpu-smoke").grpo, advantage_scope="x")
     with pytest.raises(ValueError, match="seed must be an integer"):
         TrainConfig(seed="0")
+
+
+def test_dotted_overrides_merge_one_key_of_a_table() -> None:
+    from baselines.config import dotted_overrides
+
+    flat, tables = dotted_overrides({"lr": 1e-3, "grpo.kl_coef": 0.02, "env.size": "small",
+                                     "head.teacher_weights": "frozen", "prompt.history": 1})
+    assert flat == {"lr": 1e-3}
+    config = load_preset("cpu-mini", tables, **flat)
+    base = load_preset("cpu-mini")
+    assert (config.lr, config.grpo.kl_coef, config.env_kwargs["size"]) == (1e-3, 0.02, "small")
+    assert config.head_kwargs == {"teacher_weights": "frozen"}
+    assert config.prompt == {**base.prompt, "history": 1}  # the other prompt keys are kept
+    assert config.grpo.clip_low == base.grpo.clip_low
+    with pytest.raises(ValueError, match="'foo' is not a table of the training config"):
+        dotted_overrides({"foo.bar": 1})
