@@ -366,3 +366,34 @@ def test_length_bucketed_forward_gives_the_same_logprobs_and_gradients(hf_backen
     assert torch.allclose(a[0], b[0], atol=1e-5)
     worst = max(((x - y).abs().max() / y.abs().max().clamp(min=1e-6)).item() for x, y in zip(a[2], b[2]))
     assert worst < 1e-4, worst
+
+
+def test_hybrid_models_generate_through_the_plain_cache(hf_backend: HFBackend) -> None:
+    """A model with linear-attention layers keeps its dynamic cache and one prefill batch (no
+    buckets, no preallocated cache): the defaults give the plain loop's tokens; the bucketed
+    update forward takes the plain pass per bucket and keeps the logits."""
+    transformers = pytest.importorskip("transformers")
+    if not hasattr(transformers, "Qwen3_5ForCausalLM"):
+        pytest.skip("this transformers has no Qwen3.5")
+    from agents.backends.hf import _full_attention_only, response_logits
+
+    config = transformers.Qwen3_5TextConfig(
+        vocab_size=hf_backend.model.config.vocab_size, hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+        layer_types=["linear_attention", "full_attention"])
+    torch.manual_seed(0)
+    model = transformers.Qwen3_5ForCausalLM(config).eval()
+    assert not _full_attention_only(model)
+    prompts = [[5, 6, 7], [5, 6, 7], list(range(10, 60)), [8, 9]]
+    params = SamplingParams(max_new_tokens=6, temperature=1.0, seed=2)
+    fast = HFBackend(model, hf_backend.tokenizer, bucket_cost=0.0)
+    plain = HFBackend(model, hf_backend.tokenizer, length_buckets=False, static_cache=False,
+                      grouped_decode_attention=False)
+    a, b = fast.generate_from_ids(prompts, params), plain.generate_from_ids(prompts, params)
+    assert [g.response_ids for g in a] == [g.response_ids for g in b]
+    responses = [g.response_ids for g in a]
+    with torch.no_grad():
+        bucketed = response_logits(model, prompts, responses, 0, bucket_cost=0.0)
+        whole = response_logits(model, prompts, responses, 0)
+    assert torch.equal(bucketed[2], whole[2])
+    assert torch.allclose(bucketed[0][bucketed[2]], whole[0][whole[2]], atol=1e-5)
