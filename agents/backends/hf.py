@@ -282,8 +282,8 @@ def _merged_cache(target: Any, caches: list[Any], masks: list[torch.Tensor], wid
     return target
 
 
-class _DecodeBucket:
-    """Rows decoded together: their KV cache, attention mask and next positions, the rows the
+class _DecodeState:
+    """The batch being decoded: its KV cache, attention mask and next positions, the rows the
     forward still runs (in cache order), and the logits of their last prefill position."""
 
     def __init__(self, rows: list[int], cache: Any, attention_mask: torch.Tensor,
@@ -297,7 +297,7 @@ class _DecodeBucket:
                drop_finished: bool) -> None:
         """Feed this step's ``tokens`` of the still-running rows; write their next ``logits``.
         With ``drop_finished``, rows that finished leave the forward (their cache rows are
-        dropped once an eighth of the bucket has finished since the last cut)."""
+        dropped once an eighth of the batch has finished since the last cut)."""
         live = [i for i, row in enumerate(self.running) if reasons[row] is None]
         if not live:
             return
@@ -477,8 +477,8 @@ class HFBackend(PolicyBackend):
         logprobs: list[list[float]] = [[] for _ in range(batch)]
         reasons: list[FinishReason | None] = [None] * batch
         with grouped_decoding(self.model, self.grouped_decode_attention):
-            bucket = self._prefill(prefill, owner, params.max_new_tokens)
-            logits = bucket.logits
+            state = self._prefill(prefill, owner, params.max_new_tokens)
+            logits = state.logits
             for step in range(params.max_new_tokens):
                 tokens = sample_next(logits, params, generator)  # the whole batch: one stream
                 token_lp = logits.gather(-1, tokens[:, None]).squeeze(-1) - torch.logsumexp(
@@ -494,7 +494,7 @@ class HFBackend(PolicyBackend):
                         reasons[row] = "length"
                 if all(r is not None for r in reasons):
                     break
-                bucket.decode(self.model, tokens, reasons, logits, self.drop_finished_rows)
+                state.decode(self.model, tokens, reasons, logits, self.drop_finished_rows)
         return [
             Generation(
                 text=self._decode(resp, params),
@@ -507,7 +507,7 @@ class HFBackend(PolicyBackend):
         ]
 
     def _prefill(self, prompts: list[list[int]], owner: list[int],
-                 max_new_tokens: int) -> _DecodeBucket:
+                 max_new_tokens: int) -> _DecodeState:
         """Run the prompts' forward and give every row its prompt's state (``owner[row]``):
         with :attr:`length_buckets`, in buckets of similar length whose KV caches are then laid
         side by side, left-padded to the longest, as one cache (attention-only models)."""
@@ -537,7 +537,7 @@ class HFBackend(PolicyBackend):
             select = torch.tensor(index, device=self.device)
             logits, attention_mask, next_pos = logits[select], attention_mask[select], next_pos[select]
             cache.reorder_cache(select)
-        return _DecodeBucket(list(range(len(owner))), cache, attention_mask, next_pos, logits)
+        return _DecodeState(list(range(len(owner))), cache, attention_mask, next_pos, logits)
 
     def _prefill_group(self, prompts: list[list[int]],
                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any]:
