@@ -17,6 +17,7 @@ from agents.warm_starts import (  # noqa: E402
     RECORD_FILE,
     export_warm_start,
     resolve_model,
+    shipped_prompt_limits,
     shipped_warm_starts,
     warm_start_record,
 )
@@ -39,13 +40,28 @@ def test_resolve_model_maps_shipped_names_and_passes_others_through(tmp_path, mo
         warm_start_record("no-such-warm-start")
 
 
-@pytest.mark.parametrize(("name", "recipe"), [("searchqa-easy-sft", "searchqa-warm-start"),
-                                              ("searchqa-hasty-sft", "searchqa-hasty-warm-start")])
-def test_shipped_warm_start_loads_in_float32_with_its_recipe(name: str, recipe: str) -> None:
+SHIPPED = [("searchqa-easy-sft", "searchqa-warm-start", "sdgym/SearchQA-v0"),
+           ("searchqa-hasty-sft", "searchqa-hasty-warm-start", "sdgym/SearchQA-v0"),
+           ("webshop-easy-sft", "webshop-warm-start", "sdgym/WebShop-v0")]
+"""Each shipped warm start, the preset that rebuilds it, and its env."""
+
+
+def test_every_shipped_warm_start_has_a_recipe_here() -> None:
+    assert sorted(shipped_warm_starts()) == sorted(name for name, _, _ in SHIPPED)
+
+
+@pytest.mark.parametrize(("name", "recipe", "env_id"), SHIPPED)
+def test_shipped_warm_start_loads_in_float32_with_its_recipe(name: str, recipe: str,
+                                                            env_id: str) -> None:
+    from baselines.config import from_dict, load_preset, sft_inputs
+
     record = warm_start_record(name)
     assert record["command"] == f"sdgym sft --preset {recipe} --export agents/warm_starts/{name}"
-    assert record["config"]["env_id"] == "sdgym/SearchQA-v0"
+    assert record["config"]["env_id"] == env_id
     assert record["last_loss"] < record["first_loss"]
+    # the preset still rebuilds what was shipped: same SFT inputs, same prompt limits
+    assert sft_inputs(load_preset(recipe)) == sft_inputs(from_dict(record["config"]))
+    assert shipped_prompt_limits(name) == load_preset(recipe).prompt
     model, tokenizer = load_model(resolve_model(name))
     assert next(model.parameters()).dtype == torch.float32
     assert len(tokenizer) == model.config.vocab_size
@@ -115,38 +131,50 @@ def test_cpu_presets_use_the_warm_starts_prompt_limits_and_world() -> None:
     assert bench.env_kwargs["sdgym/SearchQA-v0"] == recipe["env_kwargs"]
 
 
-def test_hasty_warm_start_hastens_its_student_but_not_its_teacher() -> None:
-    """cpu-mini's start: under the student prompt the expert's first step (search) is unlikely;
-    under a teacher prompt carrying any of the five teacher contexts the heads use it is more
-    likely, so every head has a teacher worth following (measured when shipped: student −2.27,
-    teachers −1.18 … −1.72; the start before teacher contexts: −10 to −12 for all but
-    the privileged block)."""
+def _student_and_teacher_logprobs(name: str, env_id: str, env_kwargs: dict, split: str,
+                                  step: int, tasks: int = 24
+                                  ) -> tuple[float, dict[str, float], list[str]]:
+    """Mean log-prob of the expert's response at ``step`` of ``tasks`` tasks under the student
+    prompt of warm start ``name``, under a teacher prompt with each of the five contexts, and
+    those responses."""
     from agents.backends.base import render_chat
     from agents.backends.hf import response_logprobs
     from agents.prompts import PromptLimits, student_messages, teacher_messages
     from baselines.sft import expert_demonstrations, with_teacher_contexts
     from baselines.teacher import CONTEXT_KINDS
 
-    limits = PromptLimits.from_dict(warm_start_record("searchqa-hasty-sft")["config"]["prompt"])
-    demos = expert_demonstrations("sdgym/SearchQA-v0", {"size": "small"}, "easy_val", 24,
-                                  limits=limits)
-    first = [d for d in demos if d.turn.step == 1]
-    assert len(first) >= 20 and all(d.guidance and "<search>" in d.response for d in first)
-    model, tokenizer = load_model(resolve_model("searchqa-hasty-sft"))
+    limits = PromptLimits.from_dict(warm_start_record(name)["config"]["prompt"])
+    demos = expert_demonstrations(env_id, env_kwargs, split, tasks, limits=limits)
+    turns = [d for d in demos if d.turn.step == step]
+    assert len(turns) >= tasks - 4 and all(d.guidance for d in turns)
+    model, tokenizer = load_model(resolve_model(name))
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
 
     def mean_logprob(messages: list) -> float:
         prompts = [tokenizer(render_chat(tokenizer, m), add_special_tokens=False)["input_ids"]
                    for m in messages]
-        responses = [tokenizer(d.response, add_special_tokens=False)["input_ids"] + [end] for d in first]
+        responses = [tokenizer(d.response, add_special_tokens=False)["input_ids"] + [end] for d in turns]
         with torch.no_grad():
             logprobs, mask = response_logprobs(model, prompts, responses, pad_token_id=tokenizer.pad_token_id)
         return float((logprobs * mask).sum(1).mean())
 
-    student = mean_logprob([student_messages(d.turn) for d in first])
-    assert student < -1.5, student
+    teachers = {}
     for kind in CONTEXT_KINDS:
-        guided = [d for d in with_teacher_contexts(demos, [kind], "sdgym/SearchQA-v0")
-                  if d.turn.step == 1]
-        teacher = mean_logprob([teacher_messages(d.turn, d.guidance) for d in guided])
+        guided = [d for d in with_teacher_contexts(demos, [kind], env_id) if d.turn.step == step]
+        teachers[kind] = mean_logprob([teacher_messages(d.turn, d.guidance) for d in guided])
+    return (mean_logprob([student_messages(d.turn) for d in turns]), teachers,
+            [d.response for d in turns])
+
+
+def test_hasty_warm_start_hastens_its_student_but_not_its_teacher() -> None:
+    """cpu-mini's start: under the student prompt the expert's first step (search) is unlikely;
+    under a teacher prompt carrying any of the five teacher contexts the heads use it is more
+    likely, so every head has a teacher worth following (measured when shipped: student −2.27,
+    teachers −1.18 … −1.72; the start before teacher contexts: −10 to −12 for all but
+    the privileged block)."""
+    student, teachers, responses = _student_and_teacher_logprobs(
+        "searchqa-hasty-sft", "sdgym/SearchQA-v0", {"size": "small"}, "easy_val", step=1)
+    assert all("<search>" in response for response in responses)
+    assert student < -1.5, student
+    for kind, teacher in teachers.items():
         assert teacher > student + 0.4, (kind, student, teacher)
