@@ -1,4 +1,4 @@
-"""Guidance texts ("skills") per task type, written for this project: the ``skills`` teacher
+"""ALFWorld guidance texts ("skills") per task type, written for this project: the ``skills`` teacher
 context puts the one for the row's task type in the teacher prompt (``"default"``: any other
 task type)."""
 
