@@ -18,7 +18,8 @@ from sdgym.registration import ENVIRONMENTS, EnvEntry, entry_for, implemented
 
 
 def parse_env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
-    """``["size=tiny", "top_k=5"]`` → ``{"size": "tiny", "top_k": 5}`` (values as Python literals)."""
+    """``["size=tiny", "top_k=5"]`` → ``{"size": "tiny", "top_k": 5}`` (values as Python literals;
+    ``true``/``false`` as in TOML; anything else is a string)."""
     kwargs: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -27,7 +28,7 @@ def parse_env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
         try:
             value: Any = ast.literal_eval(raw)
         except (ValueError, SyntaxError):
-            value = raw
+            value = {"true": True, "false": False}.get(raw.strip(), raw)
         kwargs[key.strip()] = value
     return kwargs
 

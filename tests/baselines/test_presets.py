@@ -115,3 +115,7 @@ def test_dotted_overrides_merge_one_key_of_a_table() -> None:
     assert config.grpo.clip_low == base.grpo.clip_low
     with pytest.raises(ValueError, match="'foo' is not a table of the training config"):
         dotted_overrides({"foo.bar": 1})
+    from sdgym.cli import parse_env_kwargs
+
+    assert parse_env_kwargs(["val_teacher=true", "a=false", "b=True", "c=word"]) == {
+        "val_teacher": True, "a": False, "b": True, "c": "word"}
