@@ -3,11 +3,14 @@
 transformers' ``sdpa`` attention expands a grouped-query (GQA) model's key/value heads to the
 query heads (``repeat_kv``, a full copy of the cache) whenever an attention mask is given — and
 decoding a left-padded batch always has one. On CPU that copy, not the matmuls, dominates a
-decode step of a small model. :func:`grouped_decode_attention` computes decode steps (up to
-:data:`MAX_GROUPED_QUERY` query tokens over the cache) with the query heads grouped onto their
-key/value head instead (two batched matmuls, no copy), and hands every other case (a prompt's
-prefill, masks it does not know, soft-capping, sinks, dropout) to transformers' own ``sdpa``
-function; results change by float rounding only.
+decode step of a small model. :func:`grouped_decode_attention` computes decode steps (one query
+token over the cache) with the query heads grouped onto their key/value head instead (two batched
+matmuls, no copy), and hands every other case (a prompt's prefill, masks it does not know,
+soft-capping, sinks, dropout) to transformers' own ``sdpa`` function; results change by float
+rounding only. Longer queries stay on sdpa: a 3–20-token response pass over a cached prompt
+(training's shared-prompt forward) measured 0.85–0.93× of sdpa grouped this way (its backward
+reduces the broadcast key/value gradients), and a prefill's fused kernel does not hold the
+``q × L`` scores.
 
 It is registered with transformers' :class:`~transformers.AttentionInterface` under
 :data:`IMPLEMENTATION` and switched on for the duration of a ``with`` block by
@@ -22,11 +25,6 @@ from typing import Any
 
 import torch
 
-MAX_GROUPED_QUERY = 1
-"""Query lengths up to this are computed grouped: decode steps. A 3–20-token response pass over
-a cached prompt (training's shared-prompt forward) measured 0.85–0.93× of transformers' sdpa
-grouped (its backward reduces the broadcast key/value gradients), so it stays on sdpa, as does a
-prompt's prefill (whose fused kernel does not hold the ``q × L`` scores)."""
 IMPLEMENTATION = "sdgym_grouped_sdpa"
 """The name the attention function is registered under (mask format: transformers' sdpa)."""
 
@@ -44,23 +42,20 @@ def grouped_decode_attention(
 
     batch, heads, q_len, dim = query.shape
     kv_heads = key.shape[1]
-    plain = (q_len > MAX_GROUPED_QUERY or (q_len > 1 and attention_mask is None) or dropout
-             or heads % kv_heads or kwargs.get("softcap") or kwargs.get("s_aux") is not None
-             or kwargs.get("position_bias") is not None
+    plain = (q_len != 1 or dropout or heads % kv_heads or kwargs.get("softcap")
+             or kwargs.get("s_aux") is not None or kwargs.get("position_bias") is not None
              or (attention_mask is not None and attention_mask.dim() != 4))
     if plain:
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout,
                                       scaling=scaling, **kwargs)
-    rep = heads // kv_heads
-    grouped = query.reshape(batch, kv_heads, rep * q_len, dim)  # a view: heads are kv-major
+    grouped = query.reshape(batch, kv_heads, heads // kv_heads, dim)  # a view: kv-major heads
     scores = torch.matmul(grouped, key.transpose(-1, -2)) * (
-        scaling if scaling is not None else dim ** -0.5)  # [B, Hkv, rep·q, L]: no K/V copy
-    if attention_mask is not None:  # [B, 1, q, L]: bool (True = attend) or additive float
-        mask = attention_mask[:, :, :, : key.shape[2]].unsqueeze(1)  # [B, 1, 1, q, L]
-        scores5 = scores.view(batch, kv_heads, rep, q_len, key.shape[2])
-        scores = (scores5.masked_fill(~mask, torch.finfo(scores.dtype).min)
-                  if mask.dtype == torch.bool else scores5 + mask).view_as(scores)
-    out = torch.matmul(scores.softmax(dim=-1), value)  # [B, Hkv, rep·q, d]
+        scaling if scaling is not None else dim ** -0.5)  # [B, Hkv, rep, L]: no K/V copy
+    if attention_mask is not None:  # [B, 1, 1, L]: bool (True = attend) or additive float
+        mask = attention_mask[:, :, :, : key.shape[2]]
+        scores = (scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+                  if mask.dtype == torch.bool else scores + mask)
+    out = torch.matmul(scores.softmax(dim=-1), value)  # [B, Hkv, rep, d]
     return out.reshape(batch, heads, q_len, dim).transpose(1, 2).contiguous(), None
 
 
