@@ -105,7 +105,7 @@ def _run(args: argparse.Namespace, temperature: float) -> int:
     from rich.console import Console
 
     from agents.backends.base import SamplingParams, render_chat
-    from agents.panel import evaluate_on_panel, task_panel
+    from agents.panel import PanelSlot, evaluate_on_panel, task_panel
     from agents.prompts import PromptLimits, student_messages
     from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine
     from agents.warm_starts import shipped_prompt_limits
@@ -123,14 +123,15 @@ def _run(args: argparse.Namespace, temperature: float) -> int:
     temperature = temperature if args.temperature is None else args.temperature
     records: list[dict] = []
 
-    def keep_rows(seed: int, batch: RolloutBatch) -> None:
-        records.extend({"rollout_seed": seed, "task_id": r.task_id, "traj_id": r.traj_id,
+    def keep_rows(batch: RolloutBatch, slots: list[PanelSlot | None]) -> None:
+        records.extend({"rollout_seed": slot[1], "task_id": r.task_id, "traj_id": r.traj_id,
                         "turn": r.turn, **({"prompt": tokenizer.decode(r.prompt_ids)}
                                            if r.prompt_ids else
                                            {"messages": student_messages(r.public)}),
                         "response": r.response_text, "reward": r.reward,
                         "action_valid": r.action_valid, "done": r.done, "score": r.score,
-                        "won": r.won} for r in batch.rows)
+                        "won": r.won} for r in batch.rows
+                       if (slot := slots[r.group_id]) is not None)
 
     try:
         panel = task_panel(engine.task_count(args.split), args.episodes)

@@ -4,7 +4,8 @@ A **task panel** is a seeded permutation of a split's task indices, cut to the p
 without replacement (the whole split when the size covers it). It depends on the split's size,
 the panel size and the panel seed only, so every method, baseline and training seed is evaluated
 on the same tasks. Each **rollout seed** changes the sampling (the backend's seed) and the env
-seeds, so at T > 0 seeds give different samples. Results keep the outcome of every
+seeds, so at T > 0 seeds give different samples; every episode samples from its own row stream,
+so batching the seeds together changes no outcome. Results keep the outcome of every
 (task, rollout seed) pair: intervals and paired comparisons are computed from them.
 
 Used by training validation and the final test (:class:`baselines.trainer.Trainer`), ``sdgym
@@ -13,6 +14,7 @@ eval``, the reference baselines (:func:`baselines.evaluation.evaluate_policy`) a
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from agents.backends.base import SamplingParams
+from agents.backends.row_streams import stream_seed
 from agents.rollout import RolloutBatch, RolloutEngine
 
 PANEL_SEED = 0
@@ -93,39 +96,67 @@ class PanelEvaluation:
                 "score_mean": self.score_mean}
 
 
+PanelSlot = tuple[int, int]
+"""``(task_index, rollout_seed)`` of one episode of a panel call."""
+
+
 def evaluate_on_panel(engine: RolloutEngine, split: str, tasks: Sequence[int],
                       rollout_seeds: Sequence[int],
                       sampling: Callable[[int], SamplingParams],
-                      on_batch: Callable[[int, RolloutBatch], None] | None = None
-                      ) -> PanelEvaluation:
+                      on_batch: Callable[[RolloutBatch, list[PanelSlot | None]], None]
+                      | None = None) -> PanelEvaluation:
     """Run each panel task once per rollout seed with ``engine`` (group size 1).
 
-    Tasks go ``engine.config.num_groups`` at a time; a short last call is padded with repeats
-    whose outcomes are dropped. ``sampling(rollout_seed)`` gives that seed's sampling params;
-    ``on_batch(rollout_seed, batch)`` sees every rollout batch (its padded episodes included).
+    Every (task, rollout seed) episode samples from its own row stream
+    (:mod:`agents.backends.row_streams`), seeded by that rollout seed's sampling seed and the
+    task's panel position, and resets its env with :func:`env_seed`; so its outcome depends on
+    neither the other episodes of its call nor how episodes are batched. The episodes go
+    ``engine.config.num_groups`` at a time, task-major: the rollout seeds of a task share a
+    call, and with it the prefill of every prompt they have in common (their first one at
+    least). A short last call is padded with repeats whose outcomes are dropped.
+
+    ``sampling(rollout_seed)`` gives that seed's sampling params; they may differ in ``seed``
+    only. ``on_batch(batch, slots)`` sees every rollout batch: ``slots[g]`` is group ``g``'s
+    ``(task_index, rollout_seed)``, None for padding.
     """
     if engine.config.group_size != 1:
         raise ValueError("panel evaluation runs one episode per task: use group_size 1")
     if not tasks:
         raise ValueError("empty task panel")
-    slots = engine.config.num_groups
+    if not rollout_seeds:
+        raise ValueError("no rollout seeds")
+    params = {int(r): sampling(int(r)) for r in rollout_seeds}
+    shared = dataclasses.replace(params[int(rollout_seeds[0])], seed=None)
+    if any(dataclasses.replace(p, seed=None) != shared for p in params.values()):
+        raise ValueError("the rollout seeds' sampling params may differ in their seed only")
     result = PanelEvaluation(split, [int(t) for t in tasks], [int(s) for s in rollout_seeds])
-    for rollout_seed in rollout_seeds:
-        params = sampling(int(rollout_seed))
-        for start in range(0, len(tasks), slots):
-            part = [int(t) for t in tasks[start:start + slots]]
-            padded = [part[i % len(part)] for i in range(slots)]
-            seeds = [env_seed(int(rollout_seed), start + i) for i in range(slots)]
-            batch = engine.collect(seeds, params, split, task_indices=padded)
-            if on_batch is not None:
-                on_batch(int(rollout_seed), batch)
-            for episode in batch.episodes:
-                if episode.group_id >= len(part):
-                    continue
-                result.outcomes.append({
-                    "task_index": padded[episode.group_id], "task_id": episode.task_id,
-                    "rollout_seed": int(rollout_seed), "success": bool(episode.won),
-                    "score": float(episode.score), "turns": int(episode.turns)})
+    episodes = [(position, int(task), int(r)) for position, task in enumerate(tasks)
+                for r in rollout_seeds]
+    width = engine.config.num_groups
+    spare = max(result.rollout_seeds) + 1  # env seeds of padding episodes: no real one's
+    for start in range(0, len(episodes), width):
+        part = episodes[start:start + width]
+        padding = [(len(tasks) + k, part[k % len(part)][1], spare)
+                   for k in range(width - len(part))]
+        env_seeds = [env_seed(r, position) for position, _, r in part + padding]
+        sample_seeds = [stream_seed(r if params.get(r, shared).seed is None
+                                    else params[r].seed, position)
+                        for position, _, r in part + padding]
+        batch = engine.collect(env_seeds, shared, split,
+                               task_indices=[task for _, task, _ in part + padding],
+                               sample_seeds=sample_seeds)
+        slots: list[PanelSlot | None] = [(task, r) for _, task, r in part]
+        slots += [None] * len(padding)
+        if on_batch is not None:
+            on_batch(batch, slots)
+        for episode in batch.episodes:
+            slot = slots[episode.group_id]
+            if slot is None:
+                continue
+            result.outcomes.append({
+                "task_index": slot[0], "task_id": episode.task_id, "rollout_seed": slot[1],
+                "success": bool(episode.won), "score": float(episode.score),
+                "turns": int(episode.turns)})
     position = {t: i for i, t in enumerate(result.task_indices)}
     result.outcomes.sort(key=lambda o: (o["rollout_seed"], position[o["task_index"]]))
     return result

@@ -14,6 +14,7 @@ same for both.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.backends.base import PolicyBackend, SamplingParams
+from agents.backends.row_streams import stream_seed
 from agents.pools import EnvPoolSpec, make_env_pool
 from agents.prompts import PromptLimits, PublicTurn, public_turn, student_messages
 
@@ -152,13 +154,21 @@ class RolloutEngine:
 
     def collect(
         self, seeds: Sequence[int], params: SamplingParams, split: str = "train",
-        task_indices: Sequence[int] | None = None,
+        task_indices: Sequence[int] | None = None, sample_seeds: Sequence[int] | None = None,
     ) -> RolloutBatch:
         """One episode per sub-env; group ``g`` is reset with ``seeds[g]``, on task
-        ``task_indices[g]`` when given (else the task the seed picks)."""
+        ``task_indices[g]`` when given (else the task the seed picks).
+
+        ``sample_seeds`` (one per group): every sub-env samples from its own row stream
+        (:mod:`agents.backends.row_streams`), seeded by its group's sample seed, its place in
+        the group and the turn, so its episode does not depend on which other episodes share
+        the call; else ``params.seed`` seeds one stream per call."""
         config = self.config
         if len(seeds) != config.num_groups:
             raise ValueError(f"need {config.num_groups} seeds (one per group), got {len(seeds)}")
+        if sample_seeds is not None and len(sample_seeds) != config.num_groups:
+            raise ValueError(f"need {config.num_groups} sample seeds (one per group), "
+                             f"got {len(sample_seeds)}")
         options: dict[str, Any] = {"split": split}
         if task_indices is not None:
             if len(task_indices) != len(seeds) or len(set(seeds)) != len(seeds):
@@ -187,9 +197,12 @@ class RolloutEngine:
             conversations = [self.messages(t, current[i]) for t, i in zip(turns, indices)]
             chat = self.backend.wants_messages  # a chat endpoint renders the template itself
             prompts = [] if chat else [self.render(m) for m in conversations]
+            turn_params = params if sample_seeds is None else dataclasses.replace(
+                params, row_seeds=[stream_seed(sample_seeds[i // config.group_size],
+                                               i % config.group_size, turn) for i in indices])
             tick, cpu = time.perf_counter(), time.process_time()
-            generations = (self.backend.chat(conversations, params) if chat
-                           else self.backend.generate(prompts, params))
+            generations = (self.backend.chat(conversations, turn_params) if chat
+                           else self.backend.generate(prompts, turn_params))
             batch.timings["generation"] += time.perf_counter() - tick
             batch.timings["generation_cpu"] += time.process_time() - cpu
             actions = [""] * self.num_envs

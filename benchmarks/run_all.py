@@ -61,6 +61,8 @@ AB_RATIOS = [
      "test_grpo_vs_trl_bench.py::test_grpo_step_ab", "over_trl", ()),
     ("GRPO step (same shape): sdgym vs its previous path (no prompt sharing or buckets)",
      "test_grpo_vs_trl_bench.py::test_grpo_step_ab", "over_previous_path", ()),
+    ("Test evaluation, 48 tasks x 8 rollout seeds: seeds batched (row streams) vs one seed per call",
+     "test_panel_bench.py::test_batched_rollout_seeds_speedup", "speedup", ()),
     ("Search-QA: bm25s vs warm Lucene, single query (100k passages)",
      "test_searchqa_bench.py::test_bm25_vs_warm_lucene_single_query", "speedup",
      ("top10_overlap", "lucene_warmup_queries")),

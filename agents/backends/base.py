@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 FinishReason = Literal["stop", "length"]
@@ -29,6 +29,9 @@ class SamplingParams:
         stop: Strings that end generation once they appear in the response text.
         stop_token_ids: Extra token ids that end generation (EOS/``<|im_end|>`` always do).
         include_stop_str_in_output: Keep the matched stop string at the end of ``text``.
+        row_seeds: One stream seed per prompt of the call (:mod:`agents.backends.row_streams`):
+            each row then samples from its own stream, so a row's tokens do not depend on the
+            other rows of the call (batching, chunking, order); ``seed`` is then unused.
     """
 
     max_new_tokens: int = 128
@@ -38,6 +41,7 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     stop_token_ids: tuple[int, ...] = ()
     include_stop_str_in_output: bool = True
+    row_seeds: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -49,6 +53,21 @@ class SamplingParams:
         # accept lists for convenience, but keep the dataclass hashable
         object.__setattr__(self, "stop", tuple(self.stop))
         object.__setattr__(self, "stop_token_ids", tuple(self.stop_token_ids))
+        if self.row_seeds is not None:
+            object.__setattr__(self, "row_seeds", tuple(int(s) for s in self.row_seeds))
+
+    def check_rows(self, rows: int) -> None:
+        """Raise if :attr:`row_seeds` is given but does not hold one seed per prompt."""
+        if self.row_seeds is not None and len(self.row_seeds) != rows:
+            raise ValueError(f"row_seeds holds {len(self.row_seeds)} seeds for {rows} prompts")
+
+    def per_row(self, rows: int) -> list[SamplingParams]:
+        """One params per prompt: with :attr:`row_seeds`, each carries its row's seed as
+        ``seed`` (for engines that seed each request: vLLM, an OpenAI-compatible server)."""
+        self.check_rows(rows)
+        if self.row_seeds is None:
+            return [self] * rows
+        return [replace(self, seed=seed, row_seeds=None) for seed in self.row_seeds]
 
 
 @dataclass

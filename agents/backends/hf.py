@@ -7,6 +7,7 @@ the ones a trainer recomputes in one full forward pass (up to float round-off).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ import torch
 from agents.backends.base import FinishReason, Generation, PolicyBackend, SamplingParams
 from agents.backends.decode_attention import grouped_decoding
 from agents.backends.length_buckets import length_buckets
+from agents.backends.row_streams import uniforms
 
 if TYPE_CHECKING:
     from peft import LoraConfig
@@ -232,9 +234,15 @@ def _shared_prompt_logits(
 
 
 def sample_next(
-    logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None
+    logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None,
+    row_uniforms: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Pick the next token per row from ``logits [B, V]`` (greedy, temperature, top-p)."""
+    """Pick the next token per row from ``logits [B, V]`` (greedy, temperature, top-p).
+
+    ``row_uniforms [B]`` (float64 in [0, 1), :mod:`agents.backends.row_streams`): row ``b``
+    takes the token where its uniform falls in the cumulative distribution (inverse-CDF
+    sampling), so its draw depends on its own row only; else one ``generator`` stream draws
+    for the whole batch."""
     if params.temperature == 0:
         return logits.argmax(dim=-1)
     scaled = logits.float() / params.temperature
@@ -245,6 +253,11 @@ def sample_next(
         sorted_logits = sorted_logits.masked_fill(drop, float("-inf"))
         scaled = torch.full_like(scaled, float("-inf")).scatter(-1, order, sorted_logits)
     probs = scaled.softmax(dim=-1)
+    if row_uniforms is not None:
+        cdf = probs.double().cumsum(dim=-1)
+        target = (row_uniforms.to(cdf.device) * cdf[:, -1])[:, None]
+        picked = torch.searchsorted(cdf, target, right=True).squeeze(-1)
+        return picked.clamp(max=probs.shape[-1] - 1)  # zero-probability tokens never picked
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
 
 
@@ -333,7 +346,8 @@ class HFBackend(PolicyBackend):
         attn_implementation: Passed to ``from_pretrained`` (e.g. ``"eager"``, ``"sdpa"``).
         share_prompt_prefill: Run the prompt forward once per *distinct* prompt of a call and
             copy its KV cache to every row that repeats it (a GRPO group's G members share their
-            first prompt). The rows still sample independently, from the same generator stream.
+            first prompt). The rows still sample independently (one generator stream, or their
+            own row streams when ``SamplingParams.row_seeds`` is given).
         drop_finished_rows: Stop running the forward for rows that have finished (their KV
             cache rows are dropped once an eighth of the batch has finished since the last cut).
             Sampling still draws for the whole batch, so every row gets the tokens it would get
@@ -441,15 +455,19 @@ class HFBackend(PolicyBackend):
         """Like :meth:`generate`, for prompts that are already token ids."""
         if any(len(p) == 0 for p in prompt_ids):
             raise ValueError("every prompt needs at least one token")
+        params.check_rows(len(prompt_ids))
         generator = None
-        if params.seed is not None and params.temperature > 0:
+        if params.seed is not None and params.temperature > 0 and params.row_seeds is None:
             generator = torch.Generator(device=self.device).manual_seed(params.seed)
         results: list[Generation] = []
         was_training = self.model.training
         self.model.eval()
         try:
-            for chunk in self._chunks(prompt_ids):
-                results.extend(self._generate_batch(chunk, params, generator))
+            for rows in self._chunks(range(len(prompt_ids))):
+                chunk_params = params if params.row_seeds is None else dataclasses.replace(
+                    params, row_seeds=[params.row_seeds[i] for i in rows])
+                results.extend(self._generate_batch([prompt_ids[i] for i in rows],
+                                                    chunk_params, generator))
         finally:
             self.model.train(was_training)
         return results
@@ -480,7 +498,9 @@ class HFBackend(PolicyBackend):
             state = self._prefill(prefill, owner, params.max_new_tokens)
             logits = state.logits
             for step in range(params.max_new_tokens):
-                tokens = sample_next(logits, params, generator)  # the whole batch: one stream
+                draws = (None if params.row_seeds is None or params.temperature == 0 else
+                         torch.from_numpy(uniforms(params.row_seeds, step)))
+                tokens = sample_next(logits, params, generator, draws)  # one stream or per row
                 token_lp = logits.gather(-1, tokens[:, None]).squeeze(-1) - torch.logsumexp(
                     logits, dim=-1)
                 for row, (tok, lp) in enumerate(zip(tokens.tolist(), token_lp.tolist())):

@@ -203,8 +203,9 @@ class OpenAICompatBackend(PolicyBackend):
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Generation]:
         """Complete each rendered prompt via ``POST /completions``."""
 
-        def one(prompt: str) -> Generation:
-            body = self._common_body(params) | {"prompt": prompt, "logprobs": 1}
+        def one(item: tuple[str, SamplingParams]) -> Generation:
+            prompt, row = item
+            body = self._common_body(row) | {"prompt": prompt, "logprobs": 1}
             choice = self._first_choice(self.post("completions", body), "text")
             text = choice["text"]
             lp = choice.get("logprobs") or {}
@@ -221,7 +222,7 @@ class OpenAICompatBackend(PolicyBackend):
                 finish_reason="length" if choice.get("finish_reason") == "length" else "stop",
             )
 
-        return self._map(one, list(prompts))
+        return self._map(one, list(zip(prompts, params.per_row(len(prompts)))))
 
     # -- chat -------------------------------------------------------------------------------
 
@@ -233,8 +234,9 @@ class OpenAICompatBackend(PolicyBackend):
         ``prompt_ids`` stay empty: the server renders the chat template.
         """
 
-        def one(messages: Sequence[Mapping[str, str]]) -> Generation:
-            body = self._common_body(params) | {
+        def one(item: tuple[Sequence[Mapping[str, str]], SamplingParams]) -> Generation:
+            messages, row = item
+            body = self._common_body(row) | {
                 "messages": [dict(m) for m in messages],
                 "logprobs": True,
             }
@@ -253,7 +255,7 @@ class OpenAICompatBackend(PolicyBackend):
                 finish_reason="length" if choice.get("finish_reason") == "length" else "stop",
             )
 
-        return self._map(one, list(conversations))
+        return self._map(one, list(zip(conversations, params.per_row(len(conversations)))))
 
     def _first_choice(self, reply: Any, field: str) -> Mapping[str, Any]:
         """``choices[0]`` of a reply, checked to hold ``field`` (``text`` or ``message``)."""

@@ -161,7 +161,11 @@ class VLLMBackend(PolicyBackend):
         """Sample one response per prompt given as token ids."""
         if not prompt_ids:
             return []
-        sampling = self.sampling_params_cls(**to_vllm_kwargs(params))
+        if params.row_seeds is None:
+            sampling: Any = self.sampling_params_cls(**to_vllm_kwargs(params))
+        else:  # a seed per request: vLLM gives each its own generator
+            sampling = [self.sampling_params_cls(**to_vllm_kwargs(row))
+                        for row in params.per_row(len(prompt_ids))]
         requests = [{"prompt_token_ids": list(ids)} for ids in prompt_ids]
         outputs = self.engine.generate(requests, sampling_params=sampling, use_tqdm=False)
         if len(outputs) != len(requests):

@@ -101,6 +101,31 @@ def test_seeded_sampling_reproducible(hf_backend: HFBackend, chat_prompts) -> No
     assert run(7) != run(8)
 
 
+@pytest.mark.parametrize("top_p", [1.0, 0.9])
+def test_row_streams_make_each_row_independent_of_its_batch(hf_backend: HFBackend, chat_prompts,
+                                                           top_p: float) -> None:
+    """With ``row_seeds`` a row's tokens depend on its prompt and seed only: the same alone, in
+    a batch, in another order, in micro-batches, beside a repeat of its prompt."""
+    import dataclasses
+
+    seeds = [101, 202, 303, 404]
+    params = SamplingParams(max_new_tokens=12, temperature=1.0, top_p=top_p, row_seeds=seeds)
+    together = [g.response_ids for g in hf_backend.generate(chat_prompts, params)]
+    alone = [hf_backend.generate([p], dataclasses.replace(params, row_seeds=[s]))[0].response_ids
+             for p, s in zip(chat_prompts, seeds)]
+    assert alone == together
+    flipped = hf_backend.generate(chat_prompts[::-1], dataclasses.replace(
+        params, row_seeds=seeds[::-1]))
+    assert [g.response_ids for g in flipped][::-1] == together
+    small = HFBackend(hf_backend.model, hf_backend.tokenizer, max_batch_size=3)
+    assert [g.response_ids for g in small.generate(chat_prompts, params)] == together
+    twins = hf_backend.generate([chat_prompts[1]] * 2, dataclasses.replace(params,
+                                                                          row_seeds=[7, 8]))
+    assert twins[0].response_ids != twins[1].response_ids  # one prompt, two seeds: two samples
+    with pytest.raises(ValueError, match="row_seeds holds 4 seeds for 2 prompts"):
+        hf_backend.generate(chat_prompts[:2], params)
+
+
 def test_micro_batches_match(tiny_model_dir, chat_prompts, hf_backend: HFBackend) -> None:
     small = HFBackend(hf_backend.model, hf_backend.tokenizer, max_batch_size=2)
     assert [g.response_ids for g in small.generate(chat_prompts, GREEDY)] == [

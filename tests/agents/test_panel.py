@@ -87,9 +87,11 @@ def test_rollout_seeds_change_the_samples_at_positive_temperature() -> None:
     try:
         panel = task_panel(engine.task_count("test"), 4)
         for temperature in (1.0, 0.0):
-            def keep(seed, batch, temperature=temperature):
-                rows = sorted(batch.rows, key=lambda r: (r.group_id, r.turn))
-                responses[temperature, seed] = [r.response_text for r in rows]
+            def keep(batch, slots, temperature=temperature):
+                rows = sorted(batch.rows, key=lambda r: (slots[r.group_id][0], r.turn))
+                for seed in (0, 1):
+                    responses[temperature, seed] = [r.response_text for r in rows
+                                                    if slots[r.group_id][1] == seed]
 
             result = evaluate_on_panel(
                 engine, "test", panel, [0, 1],
@@ -100,3 +102,45 @@ def test_rollout_seeds_change_the_samples_at_positive_temperature() -> None:
         engine.close()
     assert responses[1.0, 0] != responses[1.0, 1], "rollout seeds must change the samples"
     assert responses[0.0, 0] == responses[0.0, 1], "greedy decoding ignores the seed"
+
+
+@pytest.mark.slow
+def test_batching_the_rollout_seeds_changes_no_outcome() -> None:
+    """Every (task, rollout seed) episode samples from its own stream: engines of different
+    widths (one seed per call, several seeds per call, a padded last call) give the same
+    outcomes and the same responses at T = 1."""
+    from agents.backends.base import SamplingParams, render_chat
+    from agents.backends.hf import HFBackend
+    from agents.model_loading import load_model
+    from agents.panel import evaluate_on_panel
+    from agents.rollout import RolloutConfig, RolloutEngine
+    from agents.tiny_model import build_tiny_model
+
+    model, tokenizer = load_model(build_tiny_model())
+    backend = HFBackend(model, tokenizer)
+    runs = []
+    for width in (3, 8):
+        engine = RolloutEngine(RolloutConfig("sdgym/SearchQA-v0", {"size": "tiny"}, width, 1,
+                                             hide_privileged=True),
+                               backend, lambda m: render_chat(tokenizer, m))
+        texts: dict[tuple[int, int], list[str]] = {}
+
+        def keep(batch, slots, texts=texts):
+            for row in sorted(batch.rows, key=lambda r: r.turn):
+                if slots[row.group_id] is not None:
+                    texts.setdefault(slots[row.group_id], []).append(row.response_text)
+
+        try:
+            panel = task_panel(engine.task_count("test"), 4)
+            result = evaluate_on_panel(engine, "test", panel, [0, 1], lambda seed: SamplingParams(
+                max_new_tokens=12, temperature=1.0, seed=1000 + seed), keep)
+        finally:
+            engine.close()
+        runs.append((result.outcomes, texts))
+    assert len(runs[0][0]) == 8 and runs[0][0] == runs[1][0]
+    assert runs[0][1] == runs[1][1] and len(runs[0][1]) == 8
+    assert {tuple(v) for k, v in runs[0][1].items() if k[1] == 0} != {
+        tuple(v) for k, v in runs[0][1].items() if k[1] == 1}, "the seeds must sample differently"
+    with pytest.raises(ValueError, match="differ in their seed only"):
+        evaluate_on_panel(engine, "test", panel, [0, 1], lambda seed: SamplingParams(
+            max_new_tokens=12, temperature=1.0 + seed, seed=seed))
