@@ -24,8 +24,7 @@ import pytest
 pytest.importorskip("pytest_benchmark")
 pytest.importorskip("alfworld")
 
-from ab_timing import alternate  # noqa: E402
-
+from benchmarks.ab_timing import alternate  # noqa: E402
 from sdgym.envs.alfworld import speedups, translation_cache  # noqa: E402
 from sdgym.envs.alfworld.engine import reset_game, start_game  # noqa: E402
 from sdgym.envs.alfworld.env import ALFWorldEnv  # noqa: E402

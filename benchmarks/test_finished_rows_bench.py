@@ -20,7 +20,6 @@ pytest.importorskip("transformers")
 pytest.importorskip("bm25s")
 
 import gymnasium as gym  # noqa: E402
-from ab_timing import alternate  # noqa: E402
 
 import sdgym  # noqa: E402, F401
 from agents.backends.base import SamplingParams, render_chat  # noqa: E402
@@ -28,6 +27,7 @@ from agents.backends.hf import HFBackend  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.prompts import PromptLimits, public_turn, student_messages  # noqa: E402
 from agents.warm_starts import resolve_model, shipped_prompt_limits  # noqa: E402
+from benchmarks.ab_timing import alternate  # noqa: E402
 
 ENV = "sdgym/SearchQA-v0"
 TARGET = 1.05

@@ -22,12 +22,11 @@ import pytest
 pytest.importorskip("pytest_benchmark")
 pytest.importorskip("transformers")
 
-from ab_timing import alternate  # noqa: E402
-
 from agents.backends.base import SamplingParams  # noqa: E402
 from agents.backends.hf import HFBackend, left_pad  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.warm_starts import resolve_model  # noqa: E402
+from benchmarks.ab_timing import alternate  # noqa: E402
 
 PLAIN = {"length_buckets": False, "grouped_decode_attention": False, "static_cache": False}
 NEW_TOKENS = 32

@@ -274,7 +274,7 @@ def test_grpo_step_ab(benchmark, tiny_model_dir: Path, tmp_path: Path) -> None:
     buckets, plain decode loop)."""
     import time
 
-    from ab_timing import alternate
+    from benchmarks.ab_timing import alternate
 
     torch.set_num_threads(1)
     torch.manual_seed(0)

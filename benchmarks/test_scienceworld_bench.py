@@ -19,9 +19,8 @@ import pytest
 pytest.importorskip("scienceworld")
 pytest.importorskip("pytest_benchmark")
 
-from ab_timing import alternate  # noqa: E402
-
 import sdgym  # noqa: E402,F401
+from benchmarks.ab_timing import alternate  # noqa: E402
 
 TASK, VARIATION = "chemistry-mix", 0
 

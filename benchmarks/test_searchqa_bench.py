@@ -15,8 +15,8 @@ import tempfile
 import time
 
 import pytest
-from ab_timing import alternate
 
+from benchmarks.ab_timing import alternate
 from sdgym.envs.searchqa.dataset import generated_dataset
 from sdgym.envs.searchqa.env import SearchQAEnv
 from sdgym.envs.searchqa.retrieval import BM25Retriever

@@ -1,7 +1,7 @@
 """The ``sdgym`` command: list the environments and play them in a terminal.
 
 Training, evaluation and benchmark subcommands (:data:`UPPER_COMMANDS`) import their modules from
-``agents`` / ``baselines`` only when they run, so ``sdgym list`` stays light.
+``agents`` / ``baselines`` / ``benchmarks`` only when they run, so ``sdgym list`` stays light.
 """
 
 from __future__ import annotations
@@ -187,16 +187,17 @@ def command_serve(args: argparse.Namespace) -> int:
 
 
 UPPER_COMMANDS: dict[str, tuple[str, str, str]] = {
-    "baseline": ("baselines.baseline_cli", "run",
+    "baseline": ("benchmarks.protocol.baseline_cli", "run",
                  "reference policies (random, expert, MaskablePPO); --table: all envs, easy splits"),
     "train": ("baselines.train_cli", "run", "train an LLM agent with GRPO or a teacher head"),
     "sft": ("baselines.train_cli", "run_sft", "build the SFT warm start from expert demos"),
-    "benchmark": ("baselines.benchmark.cli", "run", "run a benchmark preset, write its report"),
+    "benchmark": ("benchmarks.protocol.cli", "run", "run a benchmark preset, write its report"),
     "eval": ("agents.evaluate_cli", "run_eval", "evaluate an LLM policy on an env split"),
     "rollout": ("agents.evaluate_cli", "run_rollout", "sample an LLM policy, write turn rows"),
 }
 """Subcommands from the upper layers: name → (module, handler function, help). Named by string and
-imported only when that subcommand runs (``sdgym`` sits below ``agents`` and ``baselines``)."""
+imported only when that subcommand runs (``sdgym`` sits below ``agents``, ``baselines`` and
+``benchmarks``)."""
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

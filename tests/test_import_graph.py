@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("sdgym", "agents", "baselines")
+PACKAGES = ("sdgym", "agents", "baselines", "benchmarks")
 
 
 def module_names(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:

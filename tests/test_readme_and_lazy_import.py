@@ -55,11 +55,13 @@ def test_cli_imports_an_upper_layer_module_only_for_the_command_that_runs(tmp_pa
         "import sys\n"
         "from sdgym.cli import build_parser\n"
         "build_parser().parse_args(['list'])\n"
-        "upper = sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'baselines'))\n"
+        "upper = sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'baselines', 'benchmarks'))\n"
         "assert upper == [], upper\n"
         "build_parser('baseline')\n"
+        "assert 'benchmarks.protocol.baseline_cli' in sys.modules\n"
         "assert 'baselines.baseline_cli' in sys.modules\n"
         "assert 'baselines.train_cli' not in sys.modules and 'agents.evaluate_cli' not in sys.modules\n"
+        "assert 'benchmarks.protocol.cli' not in sys.modules\n"
         "print('LAZY-OK')\n"
     )
     result = run_fresh(code, tmp_path)

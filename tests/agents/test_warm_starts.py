@@ -118,8 +118,8 @@ def test_shipped_searchqa_warm_start_beats_random_on_the_easy_split() -> None:
 
 def test_cpu_presets_use_the_warm_starts_prompt_limits_and_world() -> None:
     """A preset that starts from a shipped warm start must show prompts the way it was trained."""
-    from baselines.benchmark.matrix import load_benchmark_preset
     from baselines.config import load_preset
+    from benchmarks.protocol.matrix import load_benchmark_preset
 
     recipe = warm_start_record("searchqa-hasty-sft")["config"]
     train = load_preset("cpu-mini")

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("rliable")
 
-from baselines.benchmark.statistics import (  # noqa: E402
+from benchmarks.protocol.statistics import (  # noqa: E402
     compare_to_grpo,
     framing_lines,
     iqm_interval,

@@ -35,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from baselines.benchmark.matrix import load_benchmark_preset, plan, run_matrix
-    from baselines.benchmark.report import write_report
+    from benchmarks.protocol.matrix import load_benchmark_preset, plan, run_matrix
+    from benchmarks.protocol.report import write_report
 
     preset = load_benchmark_preset(args.preset)
     out = Path(args.out or f"reports/{preset.name}")
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     cells, notes = plan(preset)
     if args.dry_run:
-        from baselines.benchmark.projection import project
+        from benchmarks.protocol.projection import project
 
         projection = project(cells, out, preset)
         table = Table(title=f"benchmark {preset.name}: {len(cells)} cells")
@@ -64,10 +64,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     dispatch = None
     if args.ray or args.ray_address:
-        from baselines.benchmark.ray_dispatch import RayDispatch
+        from benchmarks.protocol.ray_dispatch import RayDispatch
 
         dispatch = RayDispatch(args.ray_address, args.ray_cpus_per_cell, args.ray_gpus_per_cell)
-    from baselines.benchmark.process_dispatch import usable_cores
+    from benchmarks.protocol.process_dispatch import usable_cores
 
     jobs = usable_cores() if args.jobs is None else args.jobs
     if jobs < 1:
@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
 
 def print_memory_plans(cells: list, preset, out: Path) -> None:
     """The per-GPU memory plan of each env's training config (one GPU per cell)."""
-    from baselines.benchmark.matrix import cell_config
     from baselines.memory_plan import fit_advice, plan_memory
+    from benchmarks.protocol.matrix import cell_config
 
     shown: set[str] = set()
     for cell in cells:

@@ -19,8 +19,8 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from baselines.benchmark.matrix import BenchmarkPreset, Cell, cell_config
 from baselines.run_log import read_metrics
+from benchmarks.protocol.matrix import BenchmarkPreset, Cell, cell_config
 
 
 def measured_step_seconds(run_root: Path) -> list[float]:

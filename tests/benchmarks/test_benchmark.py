@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from baselines.benchmark.matrix import BenchmarkPreset, load_benchmark_preset, plan, run_matrix
-from baselines.benchmark.report import summarise, write_report
+from benchmarks.protocol.matrix import BenchmarkPreset, load_benchmark_preset, plan, run_matrix
+from benchmarks.protocol.report import summarise, write_report
 from sdgym.cli import main
 
 

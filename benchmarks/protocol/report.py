@@ -2,7 +2,7 @@
 
 ``report.md`` holds, per env, one row per method: how many training seeds × test tasks × rollout
 seeds it rests on; final test success (mean and IQM, 95% stratified-bootstrap intervals over
-training seeds × tasks, :mod:`baselines.benchmark.statistics`); the paired difference to GRPO on
+training seeds × tasks, :mod:`benchmarks.protocol.statistics`); the paired difference to GRPO on
 the same tasks and seeds with its interval, and the probability of improvement; validation AUC
 (interval over training seeds when there are several); the largest validation drop; and the
 training cost with its ratio to GRPO's, on a load-robust measure (model FLOPs from exact token
@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from baselines.benchmark.statistics import (
+from baselines.metrics import largest_drop
+from benchmarks.protocol.statistics import (
     Comparison,
     Interval,
     ScoreMatrix,
@@ -34,7 +35,6 @@ from baselines.benchmark.statistics import (
     score_matrix,
     seed_interval,
 )
-from baselines.metrics import largest_drop
 
 FLOP_MEASURE = "model FLOPs"
 CPU_MEASURE = "process CPU seconds"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from baselines.benchmark.matrix import load_benchmark_preset, plan
-from baselines.benchmark.projection import measured_step_seconds, project
+from benchmarks.protocol.matrix import load_benchmark_preset, plan
+from benchmarks.protocol.projection import measured_step_seconds, project
 from sdgym.cli import main
 
 

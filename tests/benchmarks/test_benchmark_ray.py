@@ -11,8 +11,8 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from agents.ray_runtime import ray_session  # noqa: E402
-from baselines.benchmark.matrix import BenchmarkPreset, run_cell, run_matrix  # noqa: E402
-from baselines.benchmark.ray_dispatch import RayDispatch  # noqa: E402
+from benchmarks.protocol.matrix import BenchmarkPreset, run_cell, run_matrix  # noqa: E402
+from benchmarks.protocol.ray_dispatch import RayDispatch  # noqa: E402
 
 SEARCHQA = "sdgym/SearchQA-v0"
 

@@ -7,8 +7,8 @@ those. A cell that raises is retried ``retries`` times, then recorded in ``failu
 reported as missing.
 
 Cells run one after another here (``jobs=1``), on ``jobs`` reused worker processes of this
-machine (:mod:`baselines.benchmark.process_dispatch`), or as Ray tasks
-(``dispatch=RayDispatch(...)``, :mod:`baselines.benchmark.ray_dispatch`); either way this process
+machine (:mod:`benchmarks.protocol.process_dispatch`), or as Ray tasks
+(``dispatch=RayDispatch(...)``, :mod:`benchmarks.protocol.ray_dispatch`); either way this process
 writes the result files.
 """
 
@@ -30,8 +30,8 @@ from sdgym.cache import atomic_write_text
 from sdgym.registration import ENVIRONMENTS, implemented
 
 if TYPE_CHECKING:
-    from baselines.benchmark.ray_dispatch import RayDispatch
     from baselines.config import TrainConfig
+    from benchmarks.protocol.ray_dispatch import RayDispatch
 
 PRESET_DIR = Path(__file__).parent / "presets"
 SUFFIX = "-bench"
@@ -42,7 +42,7 @@ benchmark's name (its report folder, ``reports/<name>``) leaves the suffix out, 
 
 @dataclass
 class BenchmarkPreset:
-    """What a benchmark runs (see ``baselines/benchmark/presets/*.toml``)."""
+    """What a benchmark runs (see ``benchmarks/protocol/presets/*.toml``)."""
 
     name: str
     train_preset: str
@@ -249,11 +249,11 @@ def run_matrix(
     if dispatch is None and jobs <= 1:
         outcomes = ((cell, attempt_cell(cell, preset, out, runner)) for cell in pending)
     elif dispatch is None:
-        from baselines.benchmark.process_dispatch import run_cells_in_processes
+        from benchmarks.protocol.process_dispatch import run_cells_in_processes
 
         outcomes = run_cells_in_processes(pending, attempt_cell, (preset, out, runner), jobs)
     else:
-        from baselines.benchmark.ray_dispatch import run_cells_on_ray
+        from benchmarks.protocol.ray_dispatch import run_cells_on_ray
 
         outcomes = run_cells_on_ray(pending, attempt_cell, (preset, out, runner), dispatch,
                                     preset.retries)

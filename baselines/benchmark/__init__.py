@@ -1,1 +1,0 @@
-"""The benchmark protocol: a resumable run matrix, final evaluation, and the report."""
