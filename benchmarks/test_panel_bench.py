@@ -19,8 +19,6 @@ import pytest
 pytest.importorskip("pytest_benchmark")
 pytest.importorskip("transformers")
 
-from ab_timing import alternate  # noqa: E402
-
 from agents.backends.base import SamplingParams, render_chat  # noqa: E402
 from agents.backends.hf import HFBackend  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
@@ -28,6 +26,7 @@ from agents.panel import evaluate_on_panel, task_panel  # noqa: E402
 from agents.prompts import PromptLimits  # noqa: E402
 from agents.rollout import RolloutConfig, RolloutEngine  # noqa: E402
 from agents.warm_starts import resolve_model, shipped_prompt_limits  # noqa: E402
+from benchmarks.ab_timing import alternate  # noqa: E402
 
 TARGET = 1.3
 """Batching the 8 seeds must make the test evaluation at least this much faster (median)."""
