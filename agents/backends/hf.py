@@ -110,6 +110,7 @@ def response_logits(
     pad_token_id: int = 0,
     share_prompts: bool = False,
     bucket_cost: float | None = None,
+    prefix: tuple[Any, int] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Float32 logits ``[B, R, V]`` that predict each response token, its ids and mask ``[B, R]``.
 
@@ -126,23 +127,34 @@ def response_logits(
     together), one forward each, where the padding saved outweighs ``bucket_cost`` positions per
     extra forward (:func:`~agents.backends.length_buckets.length_buckets`); ``None``: one pass.
     Same logits and gradients up to float rounding.
+
+    With ``share_prompts`` the tokens every prompt starts with (the system prompt and task
+    header) also run once, when that saves more than ``bucket_cost`` (default 128) positions: the
+    rest of each prompt and its response then run on their KV cache (``prefix``: that cache and
+    its length; the prompts given are what follows it).
     """
+    device = _model_device(model)
+    checkpointing = model.training and getattr(model, "is_gradient_checkpointing", False)
+    can_share = (any(response_ids) and not checkpointing  # checkpointing turns the KV cache off
+                 and (not torch.is_grad_enabled() or _attention_only(model)))
+    if share_prompts and can_share and prefix is None:
+        length = common_prefix_length(prompt_ids, 128.0 if bucket_cost is None else bucket_cost)
+        if length:
+            return response_logits(model, [p[length:] for p in prompt_ids], response_ids,
+                                   pad_token_id, share_prompts, bucket_cost,
+                                   prefix=_prefix_cache(model, prompt_ids[0][:length], device))
     if bucket_cost is not None and len(prompt_ids) > 1:
         groups = _row_buckets(prompt_ids, response_ids, bucket_cost)
         if len(groups) > 1:
             parts = [response_logits(model, [prompt_ids[i] for i in group],
                                      [response_ids[i] for i in group], pad_token_id,
-                                     share_prompts) for group in groups]
+                                     share_prompts, prefix=prefix) for group in groups]
             return _merge_row_buckets(parts, groups, pad_token_id)
-    device = _model_device(model)
     distinct: dict[tuple[int, ...], int] = {}
     rows = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]
-    checkpointing = model.training and getattr(model, "is_gradient_checkpointing", False)
-    if (share_prompts and len(distinct) < len(prompt_ids) and any(response_ids)
-            and not checkpointing  # it turns the KV cache off
-            and (not torch.is_grad_enabled() or _attention_only(model))):
+    if share_prompts and can_share and len(distinct) < len(prompt_ids):
         return _shared_prompt_logits(model, [list(p) for p in distinct], rows, response_ids,
-                                     pad_token_id, device)
+                                     pad_token_id, device, prefix)
     p_ids, p_mask = left_pad(prompt_ids, pad_token_id, device)
     r_ids, r_mask = right_pad(response_ids, pad_token_id, device)
     n_resp = r_ids.shape[1]
@@ -151,14 +163,54 @@ def response_logits(
         return empty.unsqueeze(-1), r_ids, empty.bool()
     input_ids = torch.cat([p_ids, r_ids], dim=1)
     attention_mask = torch.cat([p_mask, r_mask], dim=1)
+    cache, attention_mask, offset = _on_prefix(prefix, attention_mask, model)
     out = model(
         input_ids=input_ids,
         attention_mask=attention_mask,
-        position_ids=position_ids_from_mask(attention_mask),
-        use_cache=False,
+        position_ids=position_ids_from_mask(attention_mask)[:, offset:],
+        past_key_values=cache,
+        use_cache=cache is not None,
         logits_to_keep=n_resp + 1,  # logits at the last prompt token and each response token
     )
     return out.logits[:, :-1, :].float(), r_ids, r_mask.bool()
+
+
+def common_prefix_length(prompts: Sequence[Sequence[int]], extra_forward_cost: float) -> int:
+    """Tokens every prompt starts with (each keeps one of its own), when running them once
+    saves more than ``extra_forward_cost`` positions over running them in every distinct
+    prompt; else 0."""
+    distinct = list(dict.fromkeys(tuple(p) for p in prompts))
+    if len(distinct) < 2:
+        return 0
+    first, longest = distinct[0], min(len(p) for p in distinct) - 1
+    length = 0
+    while length < longest and all(p[length] == first[length] for p in distinct):
+        length += 1
+    return length if (len(distinct) - 1) * length > extra_forward_cost else 0
+
+
+def _prefix_cache(model: torch.nn.Module, prefix: Sequence[int],
+                  device: torch.device) -> tuple[Any, int]:
+    """The KV cache of ``prefix`` (one row, positions from 0) and its length."""
+    ids = torch.tensor([list(prefix)], device=device)
+    out = model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True,
+                position_ids=torch.arange(len(prefix), device=device)[None], logits_to_keep=1)
+    return out.past_key_values, len(prefix)
+
+
+def _on_prefix(prefix: tuple[Any, int] | None, attention_mask: torch.Tensor,
+               model: torch.nn.Module) -> tuple[Any, torch.Tensor, int]:
+    """For rows that continue ``prefix``: a fresh copy of its cache for every row, the mask
+    with the prefix's columns in front, and the prefix length (``(None, mask, 0)`` without
+    one). Gradients through the copies sum into the prefix's one forward."""
+    if prefix is None:
+        return None, attention_mask, 0
+    cache, length = prefix
+    rows = attention_mask.shape[0]
+    ones = attention_mask.new_ones(rows, length)
+    copy = _merged_cache(None, [cache], [ones[:1]], length, model.config)
+    copy.reorder_cache(torch.zeros(rows, dtype=torch.long, device=attention_mask.device))
+    return copy, torch.cat([ones, attention_mask], dim=1), length
 
 
 def _row_buckets(prompt_ids: Sequence[Sequence[int]], response_ids: Sequence[Sequence[int]],
@@ -214,13 +266,15 @@ def _full_attention_only(model: torch.nn.Module) -> bool:
 def _shared_prompt_logits(
     model: torch.nn.Module, prompts: list[list[int]], rows: list[int],
     response_ids: Sequence[Sequence[int]], pad_token_id: int, device: torch.device,
+    prefix: tuple[Any, int] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """:func:`response_logits` with each distinct prompt's forward run once (``rows[i]``: the
     distinct prompt of row ``i``)."""
     p_ids, p_mask = left_pad(prompts, pad_token_id, device)
+    cache, p_mask, offset = _on_prefix(prefix, p_mask, model)
     positions = position_ids_from_mask(p_mask)
-    prefill = model(input_ids=p_ids, attention_mask=p_mask, position_ids=positions,
-                    use_cache=True, logits_to_keep=1)
+    prefill = model(input_ids=p_ids, attention_mask=p_mask, position_ids=positions[:, offset:],
+                    past_key_values=cache, use_cache=True, logits_to_keep=1)
     index = torch.tensor(rows, device=device)
     cache = prefill.past_key_values
     cache.reorder_cache(index)
@@ -362,6 +416,10 @@ class HFBackend(PolicyBackend):
             (:mod:`agents.backends.decode_attention`; models on transformers' sdpa only).
         static_cache: Preallocate the KV cache for prompt + ``max_new_tokens`` (no copy per
             step); attention-only models only (hybrid models keep the dynamic cache).
+        shared_prefix: Run the tokens that every (distinct) prompt of a call starts with (a
+            system prompt and task header) once and prefill only the rest of each prompt on
+            top of their KV cache, where that saves more than an extra forward costs;
+            attention-only models only.
     """
 
     def __init__(
@@ -381,6 +439,7 @@ class HFBackend(PolicyBackend):
         bucket_cost: float = 128.0,
         grouped_decode_attention: bool = True,
         static_cache: bool = True,
+        shared_prefix: bool = True,
     ) -> None:
         if isinstance(model, (str, Path)):
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -411,6 +470,7 @@ class HFBackend(PolicyBackend):
         self.bucket_cost = bucket_cost
         self.grouped_decode_attention = grouped_decode_attention
         self.static_cache = static_cache
+        self.shared_prefix = shared_prefix
         self.pad_token_id = self._pad_id(tokenizer)
         self.eos_token_ids = (
             frozenset(eos_token_ids) if eos_token_ids is not None else self._default_eos()
@@ -532,9 +592,12 @@ class HFBackend(PolicyBackend):
         with :attr:`length_buckets`, in buckets of similar length whose KV caches are then laid
         side by side, left-padded to the longest, as one cache (attention-only models)."""
         attention_only = _full_attention_only(self.model)
-        groups = (length_buckets([len(p) for p in prompts], self.bucket_cost)
+        shared = self._shared_prefix_length(prompts) if attention_only else 0
+        prefix = self._prefix_cache(prompts[0][:shared]) if shared else None
+        groups = (length_buckets([len(p) - shared for p in prompts], self.bucket_cost)
                   if self.length_buckets and attention_only else [list(range(len(prompts)))])
-        pieces = [self._prefill_group([prompts[i] for i in group]) for group in groups]
+        pieces = [self._prefill_group([prompts[i][shared:] for i in group], prefix)
+                  for group in groups]
         width = max(mask.shape[1] for _, mask, _, _ in pieces)
         order = [i for group in groups for i in group]
         cache = None
@@ -559,13 +622,27 @@ class HFBackend(PolicyBackend):
             cache.reorder_cache(select)
         return _DecodeState(list(range(len(owner))), cache, attention_mask, next_pos, logits)
 
-    def _prefill_group(self, prompts: list[list[int]],
+    def _shared_prefix_length(self, prompts: list[list[int]]) -> int:
+        """Tokens every prompt of the call starts with, when worth one extra forward
+        (:func:`common_prefix_length`; 0 without :attr:`shared_prefix`)."""
+        return common_prefix_length(prompts, self.bucket_cost) if self.shared_prefix else 0
+
+    def _prefix_cache(self, prefix: list[int]) -> tuple[Any, int]:
+        return _prefix_cache(self.model, prefix, self.device)
+
+    def _prefill_group(self, prompts: list[list[int]], prefix: tuple[Any, int] | None = None,
                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any]:
-        """``(last logits, attention mask, next positions, cache)`` of one left-padded batch."""
+        """``(last logits, attention mask, next positions, cache)`` of one left-padded batch;
+        with a ``prefix`` cache, ``prompts`` are what follows it: the batch is laid out
+        ``[prefix | left-padded rest]`` (positions count real tokens only, so they are the
+        plain layout's)."""
         input_ids, attention_mask = left_pad(prompts, self.pad_token_id, self.device)
         positions = position_ids_from_mask(attention_mask)
+        cache, attention_mask, length = _on_prefix(prefix, attention_mask, self.model)
+        positions = positions + length
         out = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                         position_ids=positions, use_cache=True, logits_to_keep=1)
+                         position_ids=positions, past_key_values=cache, use_cache=True,
+                         logits_to_keep=1)
         return (out.logits[:, -1, :].float(), attention_mask, positions[:, -1:] + 1,
                 out.past_key_values)
 

@@ -126,6 +126,32 @@ def test_row_streams_make_each_row_independent_of_its_batch(hf_backend: HFBacken
         hf_backend.generate(chat_prompts[:2], params)
 
 
+@pytest.mark.parametrize("temperature", [1.0, 0.0])
+def test_shared_prefix_prefill_gives_the_same_generations(hf_backend: HFBackend,
+                                                          temperature: float) -> None:
+    """Prompts that start with one long system prompt: running it once and the rest of each
+    prompt on its cache (length-bucketed, repeats shared) gives the plain path's tokens."""
+    system = ("You answer questions using a search engine. Search with <search> query </search>"
+              " and answer with <answer> text </answer>. ") * 3
+    contents = ["hi", "capital of France?", "who wrote the novel about the white whale and the "
+                "captain who hunted it across the seas", "capital of France?"]
+    prompts = [render_chat(hf_backend.tokenizer, [{"role": "system", "content": system},
+                                                  {"role": "user", "content": c}])
+               for c in contents]
+    distinct = [list(p) for p in dict.fromkeys(tuple(i) for i in hf_backend.encode(prompts))]
+    assert hf_backend._shared_prefix_length(distinct) > 40  # the system prompt runs once
+    plain = HFBackend(hf_backend.model, hf_backend.tokenizer, shared_prefix=False)
+    params = SamplingParams(max_new_tokens=12, temperature=temperature, seed=5)
+    shared, alone = hf_backend.generate(prompts, params), plain.generate(prompts, params)
+    assert [g.response_ids for g in shared] == [g.response_ids for g in alone]
+    for a, b in zip(shared, alone):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+    unbucketed = HFBackend(hf_backend.model, hf_backend.tokenizer, length_buckets=False,
+                           static_cache=False)
+    assert [g.response_ids for g in unbucketed.generate(prompts, params)] == [
+        g.response_ids for g in alone]
+
+
 def test_micro_batches_match(tiny_model_dir, chat_prompts, hf_backend: HFBackend) -> None:
     small = HFBackend(hf_backend.model, hf_backend.tokenizer, max_batch_size=2)
     assert [g.response_ids for g in small.generate(chat_prompts, GREEDY)] == [
@@ -295,6 +321,42 @@ def test_shared_prompt_forward_gives_the_same_logprobs_and_gradients(hf_backend:
     def run(share: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
         model.zero_grad()
         logits, ids, mask = response_logits(model, prompts, responses, 0, share_prompts=share)
+        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        ((logprobs * mask).sum() / mask.sum()).backward()
+        return (logprobs * mask).detach(), [p.grad.clone() for p in model.parameters()]
+
+    (shared, shared_grads), (plain, plain_grads) = run(True), run(False)
+    assert torch.allclose(shared, plain, atol=1e-4)
+    for a, b in zip(shared_grads, plain_grads):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("bucket_cost", [None, 0.0])
+def test_shared_prefix_forward_gives_the_same_logprobs_and_gradients(hf_backend: HFBackend,
+                                                                     bucket_cost) -> None:
+    """Prompts that start with one system prompt (and some repeat whole): the prefix runs once,
+    then each distinct rest of a prompt, then the responses, length-bucketed or not; log-probs
+    and parameter gradients equal the plain pass's."""
+    import copy
+    import random
+
+    from agents.backends.hf import common_prefix_length, response_logits
+
+    rng = random.Random(1)
+    system = [rng.randrange(5, 200) for _ in range(60)]
+    prompts, responses = [], []
+    for group in range(4):
+        prompt = system + [rng.randrange(5, 200) for _ in range(rng.randint(1, 30))]
+        for _ in range(1 + group % 2 * 2):  # some prompts repeat (a GRPO group's first turn)
+            prompts.append(prompt)
+            responses.append([rng.randrange(5, 200) for _ in range(rng.randint(1, 6))])
+    assert common_prefix_length(prompts, 128.0) >= 60
+    model = copy.deepcopy(hf_backend.model).train()
+
+    def run(share: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        model.zero_grad()
+        logits, ids, mask = response_logits(model, prompts, responses, 0, share_prompts=share,
+                                            bucket_cost=bucket_cost)
         logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
         ((logprobs * mask).sum() / mask.sum()).backward()
         return (logprobs * mask).detach(), [p.grad.clone() for p in model.parameters()]
