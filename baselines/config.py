@@ -1,7 +1,26 @@
-"""Training configuration: dataclasses, and presets stored as TOML files in ``baselines/presets``.
+"""Training configuration: nested dataclasses, and presets stored as TOML files in ``baselines/presets``.
 
-A preset file holds any subset of :class:`TrainConfig`'s fields (tables for the nested ``grpo``
-section); ``load_preset("cpu-mini", method="sdar")`` reads it and applies overrides.
+:class:`TrainConfig` holds what a run is (env, method, seed, steps, output folder) and one section
+per concern, each a dataclass checked when it is built (types from its hints, then its choices and
+ranges; one line naming the field, e.g. ``sft.steps must be an integer, got '3'``):
+
+========== =================== =================================================================
+section    class               holds
+========== =================== =================================================================
+model      :class:`ModelConfig`       which model (or the tiny one and its shape), compute dtype
+sft        :class:`SFTConfig`         the SFT warm start from expert demonstrations
+grpo       :class:`~baselines.grpo.GRPOConfig`  returns, advantages, loss terms, optimiser
+head       ``dict``            the method's knobs (``make_head(method, **head)`` checks them)
+rollout    :class:`RolloutConfig`     groups, sampling, student prompt limits, backends, env pool
+evaluation :class:`EvaluationConfig`  validation and the final test
+infra      :class:`InfraConfig`       device, sharding, memory, checkpoints, logging
+========== =================== =================================================================
+
+A preset file holds any subset of these: top-level fields, then one table per section
+(``[sft]``, ``[grpo]``, ``[rollout]``, ``[rollout.prompt]``, ``[head]``, …).
+``load_preset("cpu-mini", method="sdar", sft={"steps": 0})`` reads one and applies overrides;
+``settings={"head.teacher_weights": "frozen"}`` sets single dotted paths (``sdgym train --set``
+and the typed ``--sft.steps 200`` options, :mod:`baselines.config_options`).
 """
 
 from __future__ import annotations
@@ -22,74 +41,121 @@ PRESET_DIR = Path(__file__).parent / "presets"
 WANDB_MODES: tuple[str, ...] = ("offline", "online", "disabled")
 SFT_INPUT: dict[str, bool] = {"sft_input": True}
 """Field metadata: the field changes the SFT warm start, so it enters its cache key
-(:func:`sft_inputs`, :mod:`baselines.warm_start`). Tag every new field that SFT reads."""
+(:func:`sft_inputs`, :mod:`baselines.warm_start`). Tag every new field that SFT reads, in any
+section."""
 SHARDINGS: tuple[str, ...] = ("replicated", "fsdp")
+GENERATION_BACKENDS: tuple[str, ...] = ("hf", "vllm")
+
+
+def _at_least(section: Any, prefix: str, bound: int, names: tuple[str, ...]) -> None:
+    for name in names:
+        if getattr(section, name) < bound:
+            raise ValueError(f"{prefix}{name} must be >= {bound}, got {getattr(section, name)}")
 
 
 @dataclass
-class TrainConfig:
-    """One training run (one env, one method, one seed)."""
+class ModelConfig:
+    """Which model is trained (the ``[model]`` table)."""
 
-    env_id: str = field(default="sdgym/SearchQA-v0", metadata=SFT_INPUT)
-    env_kwargs: dict[str, Any] = field(default_factory=lambda: {"size": "tiny"}, metadata=SFT_INPUT)
-    train_split: str = field(default="easy_train", metadata=SFT_INPUT)
-    val_split: str = "easy_val"
-    test_split: str = "test"
-    method: str = "grpo"
-    head_kwargs: dict[str, Any] = field(default_factory=dict)
-    model: str = field(default="tiny", metadata=SFT_INPUT)
+    name: str = field(default="tiny", metadata=SFT_INPUT)
     """``"tiny"`` (built locally) or a model folder / hub id available offline."""
-    tiny_model: dict[str, Any] = field(default_factory=dict, metadata=SFT_INPUT)
-    device: str = "cpu"
-    backend: str = "hf"
-    """Rollout generation: ``"hf"`` (the trained module itself) or ``"vllm"`` (a colocated
-    vLLM engine that gets the trained weights after every update; one process, GPU)."""
-    vllm_kwargs: dict[str, Any] = field(default_factory=dict)
-    """Extra ``vllm.LLM`` arguments for ``backend="vllm"`` (e.g. ``gpu_memory_utilization``)."""
-    rollout_backend: str = "local"
-    """Where the rollout sub-envs live: ``"local"`` (a vector env) or ``"ray"`` (env actors)."""
-    ray_address: str | None = None
-    """Ray cluster to join for ``rollout_backend="ray"`` (``None``: a local Ray instance)."""
-    ray_num_workers: int = 2
-    """Env actors for ``rollout_backend="ray"``."""
-    seed: int = field(default=0, metadata=SFT_INPUT)
-    sft_steps: int = field(default=150, metadata=SFT_INPUT)
-    sft_lr: float = field(default=3e-3, metadata=SFT_INPUT)
-    sft_batch_size: int = field(default=16, metadata=SFT_INPUT)
-    sft_tasks: int = field(default=200, metadata=SFT_INPUT)
-    sft_context_loss_weight: float = field(default=0.0, metadata=SFT_INPUT)
+    tiny: dict[str, Any] = field(default_factory=dict, metadata=SFT_INPUT)
+    """Shape of the tiny model (``agents.tiny_model.build_tiny_model`` keywords)."""
+    dtype: str = "auto"
+    """Compute dtype (``agents.model_loading``): ``"auto"`` (bfloat16 on CUDA, float32 on CPU),
+    ``"float32"`` or ``"bfloat16"``. The trained policy keeps float32 master weights, gradients
+    and AdamW states; its forwards run in this dtype (autocast, or FSDP's mixed-precision policy);
+    the frozen reference/teacher copy is stored in it (the EMA teacher stays float32: its small
+    updates would round away in bfloat16)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "model.")
+        try:
+            check_dtype_name(self.dtype)
+        except ValueError as error:
+            raise ValueError(f"model.{error}") from None
+
+
+@dataclass
+class SFTConfig:
+    """The SFT warm start: behaviour cloning on the env's expert (the ``[sft]`` table). Every
+    field enters the warm start's cache key."""
+
+    steps: int = field(default=150, metadata=SFT_INPUT)
+    lr: float = field(default=3e-3, metadata=SFT_INPUT)
+    batch_size: int = field(default=16, metadata=SFT_INPUT)
+    tasks: int = field(default=200, metadata=SFT_INPUT)
+    context_loss_weight: float = field(default=0.0, metadata=SFT_INPUT)
     """Weight of the prompt tokens' LM loss in SFT (see ``baselines.sft.behaviour_clone``)."""
-    sft_warmup_steps: int = field(default=0, metadata=SFT_INPUT)
+    warmup_steps: int = field(default=0, metadata=SFT_INPUT)
     """SFT learning-rate warm-up steps, then linear decay (0: constant learning rate)."""
-    sft_hasty_fraction: float = field(default=0.0, metadata=SFT_INPUT)
+    hasty_fraction: float = field(default=0.0, metadata=SFT_INPUT)
     """Share of SFT episodes replaced by an immediate wrong answer (``baselines.sft.
     hasty_demonstrations``): an imperfect demonstrator, for a warm start that leaves RL room."""
-    sft_hasty_turn: int = field(default=1, metadata=SFT_INPUT)
+    hasty_turn: int = field(default=1, metadata=SFT_INPUT)
     """The turn a hasty episode answers at (``baselines.sft.hasty_demonstrations``)."""
-    sft_teacher_fraction: float = field(default=0.0, metadata=SFT_INPUT)
+    teacher_fraction: float = field(default=0.0, metadata=SFT_INPUT)
     """Share of each SFT batch drawn from the (unmixed) expert turns under their *teacher* prompt
     (privileged block included), so that the self-distillation teacher can read that block."""
-    sft_teacher_contexts: list[str] = field(default_factory=lambda: ["privileged"],
-                                           metadata=SFT_INPUT)
+    teacher_contexts: list[str] = field(default_factory=lambda: ["privileged"],
+                                        metadata=SFT_INPUT)
     """Teacher contexts those teacher prompts carry, one drawn per expert episode
     (``baselines.sft.with_teacher_contexts``): list every context the heads use, or their
     teachers cannot read it."""
-    steps: int = 20
+
+    def __post_init__(self) -> None:
+        check_fields(self, "sft.")
+        _at_least(self, "sft.", 0, ("steps",))
+        _at_least(self, "sft.", 1, ("batch_size", "hasty_turn"))
+
+
+@dataclass
+class RolloutConfig:
+    """How training episodes are collected (the ``[rollout]`` table)."""
+
     num_groups: int = 4
+    """Tasks per step; each is played ``group_size`` times (one GRPO group)."""
     group_size: int = 4
-    lr: float = 3e-4
-    ppo_epochs: int = 1
-    micro_batch_size: int = 32
-    max_grad_norm: float = 1.0
     max_new_tokens: int = 40
+    temperature: float = 1.0
     prompt: dict[str, Any] = field(default_factory=dict, metadata=SFT_INPUT)
     """Student prompt limits (``agents.prompts.PromptLimits`` fields: history,
     observation_chars, history_chars, max_admissible); empty = the defaults."""
-    temperature: float = 1.0
-    tempered_logprobs: bool = False
-    """Train the policy rollouts sample from, ``softmax(logits / temperature)`` (verl's convention):
-    the loss, the PPO ratio's old log-probs (recomputed before the update), entropy, teacher and
-    reference log-probs all use the tempered distribution. False: raw-model log-probs."""
+    backend: str = "hf"
+    """Generation: ``"hf"`` (the trained module itself) or ``"vllm"`` (a colocated vLLM engine
+    that gets the trained weights after every update; one process, GPU)."""
+    vllm_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Extra ``vllm.LLM`` arguments for ``backend="vllm"`` (e.g. ``gpu_memory_utilization``)."""
+    pool: str = "local"
+    """Where the rollout sub-envs live: ``"local"`` (a vector env) or ``"ray"`` (env actors)."""
+    ray_address: str | None = None
+    """Ray cluster to join for ``pool="ray"`` (``None``: a local Ray instance)."""
+    ray_num_workers: int = 2
+    """Env actors for ``pool="ray"``."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "rollout.")
+        if self.pool not in ROLLOUT_BACKENDS:
+            raise ValueError(f"rollout.pool must be one of {ROLLOUT_BACKENDS}, got {self.pool!r}")
+        if self.backend == "openai":
+            raise ValueError("training takes rollout.backend 'hf' or 'vllm', not 'openai': samples "
+                             "from a remote server are off-policy unless it reloads the trained "
+                             "weights after every update (sdgym eval/rollout take --backend openai)")
+        if self.backend not in GENERATION_BACKENDS:
+            raise ValueError(f"rollout.backend must be 'hf' or 'vllm', got {self.backend!r}")
+        _at_least(self, "rollout.", 1, ("ray_num_workers", "num_groups", "group_size",
+                                        "max_new_tokens"))
+        if self.temperature < 0:
+            raise ValueError(f"rollout.temperature must be >= 0, got {self.temperature}")
+        PromptLimits.from_dict(self.prompt)  # unknown keys fail when the config is built
+
+
+@dataclass
+class EvaluationConfig:
+    """Validation during training and the final test (the ``[evaluation]`` table)."""
+
+    val_split: str = "easy_val"
+    test_split: str = "test"
     val_temperature: float = 0.4
     val_every: int = 5
     val_episodes: int = 16
@@ -98,19 +164,20 @@ class TrainConfig:
     (``val/teacher_success``; per-turn contexts only), so a weak teacher is visible."""
     test_episodes: int = 16
     test_seeds: int = 8
-    checkpoint_every: int = 5
-    grpo: GRPOConfig = field(default_factory=GRPOConfig)
-    out_dir: str = "runs"
-    wandb_project: str | None = None
-    """Also log to Weights & Biases under this project (needs ``pip install wandb``)."""
-    wandb_mode: str = "offline"
-    """``wandb.init`` mode: ``"offline"`` (default: files only), ``"online"`` or ``"disabled"``."""
-    dtype: str = "auto"
-    """Compute dtype (``agents.model_loading``): ``"auto"`` (bfloat16 on CUDA, float32 on CPU),
-    ``"float32"`` or ``"bfloat16"``. The trained policy keeps float32 master weights, gradients
-    and AdamW states; its forwards run in this dtype (autocast, or FSDP's mixed-precision policy);
-    the frozen reference/teacher copy is stored in it (the EMA teacher stays float32: its small
-    updates would round away in bfloat16)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "evaluation.")
+        _at_least(self, "evaluation.", 1, ("val_every", "val_episodes", "test_episodes",
+                                           "test_seeds"))
+        if self.val_temperature < 0:
+            raise ValueError(f"evaluation.val_temperature must be >= 0, got {self.val_temperature}")
+
+
+@dataclass
+class InfraConfig:
+    """Where and how the run executes, and what it writes (the ``[infra]`` table)."""
+
+    device: str = "cpu"
     sharding: str = "replicated"
     """Data-parallel layout under ``torchrun``: ``"replicated"`` (every rank holds the whole model,
     gradients all-reduced; for small models) or ``"fsdp"`` (``torch.distributed.fsdp.fully_shard``
@@ -120,13 +187,53 @@ class TrainConfig:
     compute)."""
     gpu_memory_gib: float = 0.0
     """GPU memory the memory plan checks against (0: the detected GPU's, else 80 GiB)."""
+    checkpoint_every: int = 5
+    wandb_project: str | None = None
+    """Also log to Weights & Biases under this project (needs ``pip install wandb``)."""
+    wandb_mode: str = "offline"
+    """``wandb.init`` mode: ``"offline"`` (default: files only), ``"online"`` or ``"disabled"``."""
 
     def __post_init__(self) -> None:
-        check_fields(self)  # a preset's `seeds = "0"` or `lr = "abc"`: one line naming the field
-        if self.rollout_backend not in ROLLOUT_BACKENDS:
-            raise ValueError(f"rollout_backend must be one of {ROLLOUT_BACKENDS}, "
-                             f"got {self.rollout_backend!r}")
-        PromptLimits.from_dict(self.prompt)  # unknown keys fail when the config is built
+        check_fields(self, "infra.")
+        _at_least(self, "infra.", 1, ("checkpoint_every",))
+        if self.wandb_mode not in WANDB_MODES:
+            raise ValueError(f"infra.wandb_mode must be one of {WANDB_MODES}, "
+                             f"got {self.wandb_mode!r}")
+        if self.sharding not in SHARDINGS:
+            raise ValueError(f"infra.sharding must be one of {SHARDINGS}, got {self.sharding!r}")
+        if self.gpu_memory_gib < 0:
+            raise ValueError(f"infra.gpu_memory_gib must be a number >= 0, "
+                             f"got {self.gpu_memory_gib!r}")
+
+
+SECTIONS: dict[str, type] = {"model": ModelConfig, "sft": SFTConfig, "grpo": GRPOConfig,
+                             "rollout": RolloutConfig, "evaluation": EvaluationConfig,
+                             "infra": InfraConfig}
+"""The dataclass sections of :class:`TrainConfig` (``head`` is the method's knob table)."""
+
+
+@dataclass
+class TrainConfig:
+    """One training run (one env, one method, one seed); see the module docstring."""
+
+    env_id: str = field(default="sdgym/SearchQA-v0", metadata=SFT_INPUT)
+    env_kwargs: dict[str, Any] = field(default_factory=lambda: {"size": "tiny"}, metadata=SFT_INPUT)
+    train_split: str = field(default="easy_train", metadata=SFT_INPUT)
+    method: str = "grpo"
+    head: dict[str, Any] = field(default_factory=dict)
+    """The method's knobs (the ``[head]`` table), e.g. ``teacher_weights = "frozen"``."""
+    seed: int = field(default=0, metadata=SFT_INPUT)
+    steps: int = 20
+    out_dir: str = "runs"
+    model: ModelConfig = field(default_factory=ModelConfig)
+    sft: SFTConfig = field(default_factory=SFTConfig)
+    grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    infra: InfraConfig = field(default_factory=InfraConfig)
+
+    def __post_init__(self) -> None:
+        check_fields(self)  # a preset's `seed = "0"` or `steps = "abc"`: one line naming the field
         import gymnasium as gym
 
         import sdgym  # noqa: F401  (registers the env ids)
@@ -134,48 +241,28 @@ class TrainConfig:
         if self.env_id not in gym.registry:
             known = sorted(k for k in gym.registry if k.startswith("sdgym/"))
             raise ValueError(f"unknown env_id {self.env_id!r}; choose from {known}")
-        if self.backend == "openai":
-            raise ValueError("training takes backend 'hf' or 'vllm', not 'openai': samples from a "
-                             "remote server are off-policy unless it reloads the trained weights "
-                             "after every update (sdgym eval/rollout take --backend openai)")
-        if self.backend not in ("hf", "vllm"):
-            raise ValueError(f"backend must be 'hf' or 'vllm', got {self.backend!r}")
-        if self.ray_num_workers < 1:
-            raise ValueError(f"ray_num_workers must be >= 1, got {self.ray_num_workers}")
-        for name in ("steps", "sft_steps"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("num_groups", "group_size", "micro_batch_size", "ppo_epochs", "val_every",
-                     "checkpoint_every", "val_episodes", "test_episodes", "test_seeds",
-                     "max_new_tokens", "sft_batch_size", "sft_hasty_turn"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
-        if self.temperature < 0 or self.val_temperature < 0:
-            raise ValueError("temperature and val_temperature must be >= 0")
-        if self.wandb_mode not in WANDB_MODES:
-            raise ValueError(f"wandb_mode must be one of {WANDB_MODES}, got {self.wandb_mode!r}")
-        check_dtype_name(self.dtype)
-        if self.sharding not in SHARDINGS:
-            raise ValueError(f"sharding must be one of {SHARDINGS}, got {self.sharding!r}")
-        if not isinstance(self.gradient_checkpointing, bool):
-            raise ValueError(f"gradient_checkpointing must be true or false, "
-                             f"got {self.gradient_checkpointing!r}")
-        if isinstance(self.gpu_memory_gib, bool) or not isinstance(self.gpu_memory_gib, (int, float)) \
-                or self.gpu_memory_gib < 0:
-            raise ValueError(f"gpu_memory_gib must be a number >= 0, got {self.gpu_memory_gib!r}")
+        for name, cls in SECTIONS.items():
+            if not isinstance(getattr(self, name), cls):
+                raise ValueError(f"{name} must be a {cls.__name__} (in a preset: a [{name}] "
+                                 f"table), got {getattr(self, name)!r}")
+        _at_least(self, "", 0, ("steps",))
         self._check_head()
 
+    def __getattr__(self, name: str) -> Any:
+        new = LEGACY_NAMES.get(name)  # only reached for names that are not fields
+        if new is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(f"TrainConfig.{name} is now TrainConfig.{new}")
+
     def _check_head(self) -> None:
-        """The method exists and takes ``head_kwargs`` (its choice fields checked now, not at the
-        first step)."""
+        """The method exists and takes the ``head`` knobs (its choice fields checked now, not at
+        the first step)."""
         from baselines.heads import make_head
 
         try:
-            make_head(self.method, **self.head_kwargs)
+            make_head(self.method, **self.head)
         except TypeError as error:
-            raise ValueError(f"head_kwargs for method {self.method!r}: {error}") from None
+            raise ValueError(f"head options for method {self.method!r}: {error}") from None
 
     def run_dir(self) -> Path:
         """``out_dir/<env>/<method>/seed<seed>``."""
@@ -183,28 +270,172 @@ class TrainConfig:
         return Path(self.out_dir) / env / self.method / f"seed{self.seed}"
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data form (JSON/TOML ready)."""
+        """Plain-data form (JSON/TOML ready), one table per section."""
         return dataclasses.asdict(self)
 
 
+LEGACY_NAMES: dict[str, str] = {
+    "model": "model.name", "tiny_model": "model.tiny", "dtype": "model.dtype",
+    **{f"sft_{name}": f"sft.{name}" for name in (
+        "steps", "lr", "batch_size", "tasks", "context_loss_weight", "warmup_steps",
+        "hasty_fraction", "hasty_turn", "teacher_fraction", "teacher_contexts")},
+    **{name: f"grpo.{name}" for name in (
+        "lr", "ppo_epochs", "micro_batch_size", "max_grad_norm", "tempered_logprobs")},
+    **{name: f"rollout.{name}" for name in (
+        "num_groups", "group_size", "max_new_tokens", "temperature", "prompt", "backend",
+        "vllm_kwargs", "ray_address", "ray_num_workers")},
+    "rollout_backend": "rollout.pool",
+    **{name: f"evaluation.{name}" for name in (
+        "val_split", "test_split", "val_temperature", "val_every", "val_episodes", "val_teacher",
+        "test_episodes", "test_seeds")},
+    **{name: f"infra.{name}" for name in (
+        "device", "sharding", "gradient_checkpointing", "gpu_memory_gib", "checkpoint_every",
+        "wandb_project", "wandb_mode")},
+    "head_kwargs": "head",
+}
+"""The flat field names before the sections (``sft_steps`` → ``sft.steps``): old run folders and
+warm-start records are read through it, ``--set sft_steps=…`` is mapped, a preset that uses one is
+an error naming the new place. (``model`` was the model name; as a table it is the section.)"""
+
+ALIASES: dict[str, str] = {"env": "env_kwargs", "vllm": "rollout.vllm_kwargs",
+                           "prompt": "rollout.prompt", "tiny_model": "model.tiny",
+                           "head_kwargs": "head", "vllm_kwargs": "rollout.vllm_kwargs"}
+"""Short or old names of tables in dotted paths: ``env.size=small``, ``prompt.history=0``."""
+
+
+def _fields(cls: type) -> dict[str, dataclasses.Field]:
+    return {f.name: f for f in dataclasses.fields(cls)}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    import typing
+
+    return typing.get_type_hints(cls)
+
+
+def field_hint(path: str) -> Any:
+    """The type hint of the config field at dotted ``path`` (``"sft.steps"`` → ``int``)."""
+    section, dot, name = path.partition(".")
+    if dot:
+        return _hints(SECTIONS[section])[name]
+    return _hints(TrainConfig)[section]
+
+
+def resolve_path(path: str) -> tuple[str, ...]:
+    """``path`` as the config's own parts: aliases and old flat names replaced, every part checked
+    (``"prompt.history"`` → ``("rollout", "prompt", "history")``). A part under a table field
+    (``env_kwargs``, ``head``, ``rollout.prompt``, …) is a key of that table. ValueError naming
+    ``path`` when a part is not an option."""
+    first, dot, rest = path.partition(".")
+    if dot and first in ALIASES:
+        first = ALIASES[first]
+    elif not dot and first in LEGACY_NAMES and first not in _fields(TrainConfig):
+        first = LEGACY_NAMES[first]
+    parts = (*first.split("."), *(rest.split(".") if rest else ()))
+    top = _fields(TrainConfig)
+    if parts[0] not in top:
+        if dot:
+            tables = [n for n in top if n in SECTIONS or _is_table(field_hint(n))]
+            raise ValueError(f"{path}: {parts[0]!r} is not a table of the training config "
+                             f"(tables: {', '.join(sorted([*tables, *ALIASES]))})")
+        raise ValueError(f"{path}: not a training option (options: {', '.join(top)})")
+    if parts[0] in SECTIONS and len(parts) > 1:
+        options = _fields(SECTIONS[parts[0]])
+        if parts[1] not in options:
+            raise ValueError(f"{path}: {parts[1]!r} is not an option of {parts[0]} "
+                             f"(options: {', '.join(options)})")
+        table = _is_table(field_hint(f"{parts[0]}.{parts[1]}"))
+        depth = 3 if table else 2
+    else:
+        table = _is_table(field_hint(parts[0])) if parts[0] not in SECTIONS else False
+        depth = 2 if table else 1
+    if len(parts) > depth or (parts[0] in SECTIONS and len(parts) == 1):
+        raise ValueError(f"{path}: not an option of the training config (a section's option is "
+                         f"section.name, e.g. sft.steps; a table's key table.key, e.g. env.size)")
+    return parts
+
+
+def _is_table(hint: Any) -> bool:
+    import typing
+
+    return hint is dict or typing.get_origin(hint) is dict
+
+
+def set_path(values: dict[str, Any], parts: tuple[str, ...], value: Any) -> None:
+    """Set ``values[parts[0]][parts[1]]…`` to ``value``, making the tables on the way."""
+    for part in parts[:-1]:
+        inner = values.get(part)
+        values[part] = inner = dict(inner) if isinstance(inner, dict) else {}
+        values = inner
+    values[parts[-1]] = value
+
+
 def sft_inputs(config: TrainConfig) -> dict[str, Any]:
-    """The values of ``config``'s fields tagged :data:`SFT_INPUT` (what the warm start depends on)."""
-    return {f.name: getattr(config, f.name) for f in dataclasses.fields(TrainConfig)
-            if f.metadata.get("sft_input")}
+    """``{dotted path: value}`` of every field of ``config`` and its sections tagged
+    :data:`SFT_INPUT` (what the warm start depends on)."""
+    inputs = {}
+    for item in dataclasses.fields(TrainConfig):
+        if item.name in SECTIONS:
+            section = getattr(config, item.name)
+            inputs |= {f"{item.name}.{f.name}": getattr(section, f.name)
+                       for f in dataclasses.fields(SECTIONS[item.name])
+                       if f.metadata.get("sft_input")}
+        elif item.metadata.get("sft_input"):
+            inputs[item.name] = getattr(config, item.name)
+    return inputs
+
+
+def nest_legacy(values: dict[str, Any]) -> dict[str, Any]:
+    """Plain config data with the old flat names (:data:`LEGACY_NAMES`) moved to their sections
+    (old run folders' ``config.json``, warm-start records); new-style data is returned as is."""
+    nested: dict[str, Any] = {}
+    for key, value in values.items():
+        if key == "model" and isinstance(value, dict):
+            set_path(nested, ("model",), {**nested.get("model", {}), **value})
+        elif key in LEGACY_NAMES and not (key in SECTIONS and isinstance(value, dict)):
+            set_path(nested, tuple(LEGACY_NAMES[key].split(".")), value)
+        elif key in SECTIONS and isinstance(value, dict):
+            nested[key] = {**nested.get(key, {}), **value}
+        else:
+            nested[key] = value
+    return nested
+
+
+def flat_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """Plain config data (``config.json`` of a run folder, :meth:`TrainConfig.to_dict`) as
+    ``{dotted path: value}``, one entry per field of the config and its sections; data recorded
+    before the sections has its flat names mapped. A run folder records the built head's settings
+    under ``head`` (then its old ``head_kwargs`` are dropped)."""
+    values = dict(values)
+    if isinstance(values.get("head"), dict) and "name" in values["head"]:
+        values.pop("head_kwargs", None)
+    settings = {}
+    for key, value in nest_legacy(values).items():
+        if key in SECTIONS and isinstance(value, dict):
+            settings |= {f"{key}.{name}": inner for name, inner in value.items()}
+        else:
+            settings[key] = value
+    return settings
 
 
 def from_dict(values: dict[str, Any]) -> TrainConfig:
-    """A :class:`TrainConfig` from plain data; unknown keys are an error."""
-    names = {f.name for f in dataclasses.fields(TrainConfig)}
-    unknown = set(values) - names
+    """A :class:`TrainConfig` from plain data (old flat records too, :func:`nest_legacy`);
+    unknown keys are an error."""
+    values = nest_legacy(values)
+    top = _fields(TrainConfig)
+    unknown = set(values) - set(top)
     if unknown:
         raise ValueError(f"unknown training options {sorted(unknown)}")
-    values = dict(values)
-    grpo_values = values.pop("grpo", {})
-    grpo_names = {f.name for f in dataclasses.fields(GRPOConfig)}
-    if set(grpo_values) - grpo_names:
-        raise ValueError(f"unknown grpo options {sorted(set(grpo_values) - grpo_names)}")
-    return TrainConfig(**values, grpo=GRPOConfig(**grpo_values))
+    sections = {}
+    for name, cls in SECTIONS.items():
+        given = values.pop(name, {})
+        if not isinstance(given, dict):
+            raise ValueError(f"{name} must be a table of {', '.join(_fields(cls))}, got {given!r}")
+        extra = sorted(set(given) - set(_fields(cls)))
+        if extra:
+            raise ValueError(f"unknown {name} options {extra}")
+        sections[name] = cls(**given)
+    return TrainConfig(**values, **sections)
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -278,39 +509,52 @@ def available_presets() -> list[str]:
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 
 
-TABLE_ALIASES: dict[str, str] = {"head": "head_kwargs", "env": "env_kwargs", "vllm": "vllm_kwargs"}
-"""Short names of tables in dotted overrides: ``head.teacher_weights=frozen``."""
+def dotted_settings(settings: dict[str, Any]) -> list[tuple[tuple[str, ...], Any]]:
+    """``{"sft.steps": 200, "head.teacher_weights": "frozen", "env.size": "small"}`` as checked
+    ``(parts, value)`` pairs (:func:`resolve_path`; old flat names are mapped)."""
+    pairs = []
+    for path, value in settings.items():
+        if path in SECTIONS and path in LEGACY_NAMES and not isinstance(value, dict):
+            path = LEGACY_NAMES[path]  # model=NAME: the model's name
+        pairs.append((resolve_path(path), value))
+    return pairs
 
 
-def dotted_overrides(overrides: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """Split ``{"lr": 1e-3, "grpo.kl_coef": 0.0, "head.teacher_weights": "frozen"}`` into plain
-    fields and ``{table: {key: value}}`` to merge into the preset's tables (``grpo``, ``prompt``,
-    ``env_kwargs`` (``env``), ``head_kwargs`` (``head``), ``tiny_model``, ``vllm_kwargs``
-    (``vllm``)); ValueError naming an unknown table."""
-    tables = {"grpo"} | {f.name for f in dataclasses.fields(TrainConfig)
-                         if f.name != "grpo" and f.type in ("dict[str, Any]", dict[str, Any])}
-    flat: dict[str, Any] = {}
-    nested: dict[str, dict[str, Any]] = {}
-    for key, value in overrides.items():
-        table, dot, sub = key.partition(".")
-        if not dot:
-            flat[key] = value
-            continue
-        table = TABLE_ALIASES.get(table, table)
-        if table not in tables or not sub:
-            raise ValueError(f"--set {key}: {table!r} is not a table of the training config "
-                             f"(tables: {', '.join(sorted(tables | set(TABLE_ALIASES)))})")
-        nested.setdefault(table, {})[sub] = value
-    return flat, nested
+def _check_preset_names(values: dict[str, Any], name: str) -> None:
+    """A preset written with the old flat names fails naming the new place of the first one."""
+    for key, value in values.items():
+        if key in LEGACY_NAMES and not (key in SECTIONS and isinstance(value, dict)):
+            raise ValueError(f"preset {name}: {key} is now {LEGACY_NAMES[key]} (the sections of "
+                             "the training config are tables, e.g. [sft] steps = 150)")
 
 
-def load_preset(name: str, tables: dict[str, dict[str, Any]] | None = None,
+def load_preset(name: str, settings: dict[str, Any] | None = None,
                 **overrides: Any) -> TrainConfig:
     """Read training preset ``name`` (or a path to a TOML file), resolve ``extends = "<base>"``
-    (the base's values, then this file's; tables merged key by key), merge ``tables`` into the
-    preset's tables key by key and apply ``overrides`` (whole values)."""
+    (the base's values, then this file's; tables merged key by key), set the dotted ``settings``
+    (one key of a table each: ``{"grpo.kl_coef": 0.0, "env.size": "small"}``) and apply
+    ``overrides``: top-level fields as whole values, sections as ``sft={"steps": 0}`` (those
+    fields only, each a whole value)."""
     path = preset_path(name, PRESET_DIR, "training")
-    values = merge(read_preset(path, PRESET_DIR, "training"), tables or {})
+    values = read_preset(path, PRESET_DIR, "training")
     values.pop("description", None)
-    grpo = {**values.pop("grpo", {}), **overrides.pop("grpo", {})}
-    return from_dict({**values, **overrides, "grpo": grpo})
+    _check_preset_names(values, path.stem)
+    for parts, value in dotted_settings(settings or {}):
+        set_path(values, parts, value)
+    for key, value in overrides.items():
+        if key in SECTIONS:
+            if not isinstance(value, dict):
+                raise ValueError(f"{key} override must be a table, got {value!r}")
+            values[key] = {**values.get(key, {}), **value}
+        else:
+            values[key] = value
+    return from_dict(values)
+
+
+def replace_settings(config: TrainConfig, settings: dict[str, Any]) -> TrainConfig:
+    """A copy of ``config`` with the dotted ``settings`` replaced (``{"infra.sharding": "fsdp"}``),
+    checked like a new config."""
+    values = config.to_dict()
+    for parts, value in dotted_settings(settings):
+        set_path(values, parts, value)
+    return from_dict(values)

@@ -49,11 +49,13 @@ def check_config(model_dir: Path, backend: str, device: str, steps: int, out: Pa
     """A short training config on the tiny Search-QA (random weights: the check is mechanics)."""
     from baselines.config import load_preset
 
-    return load_preset("cpu-smoke", model=str(model_dir), sft_steps=0, steps=steps,
-                       device=device, backend=backend, num_groups=2, group_size=4,
-                       max_new_tokens=32, micro_batch_size=8, lr=1e-4, out_dir=str(out),
-                       vllm_kwargs={"gpu_memory_utilization": 0.3, "enforce_eager": True}
-                       if backend == "vllm" else {})
+    vllm_kwargs = {"gpu_memory_utilization": 0.3, "enforce_eager": True} if backend == "vllm" \
+        else {}
+    return load_preset("cpu-smoke", model={"name": str(model_dir)}, sft={"steps": 0},
+                       steps=steps, infra={"device": device},
+                       rollout={"backend": backend, "num_groups": 2, "group_size": 4,
+                                "max_new_tokens": 32, "vllm_kwargs": vllm_kwargs},
+                       grpo={"micro_batch_size": 8, "lr": 1e-4}, out_dir=str(out))
 
 
 def peak_gib(device: str) -> float | None:
@@ -72,7 +74,7 @@ def train_and_measure(config: Any) -> tuple[Any, dict[str, float]]:
     from baselines.memory_plan import GIB, plan_memory
     from baselines.trainer import Trainer
 
-    if config.device.startswith("cuda"):
+    if config.infra.device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()
     trainer = Trainer(config)
     times = []
@@ -86,7 +88,7 @@ def train_and_measure(config: Any) -> tuple[Any, dict[str, float]]:
     return trainer, {
         "step_seconds": sum(times[1:] or times) / len(times[1:] or times),  # after warm-up
         "generated_per_s": generated, "trained_per_s": trained,
-        "peak_gib": peak_gib(config.device) or float("nan"),
+        "peak_gib": peak_gib(config.infra.device) or float("nan"),
         "plan_gib": plan_memory(config).total / GIB}
 
 

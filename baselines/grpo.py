@@ -38,7 +38,8 @@ ADVANTAGE_SCOPES: tuple[str, ...] = ("episode", "turn")
 
 @dataclass
 class GRPOConfig:
-    """GRPO hyper-parameters (METHODS.md defaults)."""
+    """GRPO hyper-parameters (METHODS.md defaults): returns, advantages, the clipped loss and
+    its KL / entropy terms, and the update's optimiser settings (the ``[grpo]`` preset table)."""
 
     won_coef: float = 10.0
     score_coef: float = 0.0
@@ -50,12 +51,29 @@ class GRPOConfig:
     dual_clip: float = 3.0
     entropy_coef: float = 0.001
     kl_coef: float = 0.01
+    lr: float = 3e-4
+    """AdamW learning rate of the update."""
+    ppo_epochs: int = 1
+    """Passes over each rollout batch."""
+    micro_batch_size: int = 32
+    """Rows per forward/backward in phase 2 (gradients accumulate over the batch)."""
+    max_grad_norm: float = 1.0
+    tempered_logprobs: bool = False
+    """Train the policy rollouts sample from, ``softmax(logits / rollout.temperature)`` (verl's
+    convention): the loss, the PPO ratio's old log-probs (recomputed before the update), entropy,
+    teacher and reference log-probs all use the tempered distribution. False: raw-model
+    log-probs."""
 
     def __post_init__(self) -> None:
         check_fields(self, "grpo.")
         if self.advantage_scope not in ADVANTAGE_SCOPES:
             raise ValueError(f"grpo.advantage_scope must be one of {ADVANTAGE_SCOPES}, "
                              f"got {self.advantage_scope!r}")
+        if not self.lr > 0:
+            raise ValueError(f"grpo.lr must be > 0, got {self.lr}")
+        for name in ("ppo_epochs", "micro_batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"grpo.{name} must be >= 1, got {getattr(self, name)}")
 
 
 def row_returns(

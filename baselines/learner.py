@@ -102,8 +102,8 @@ class Learner:
         self.pad_id = pad_id
         self.timer = timer or PhaseTimer()
         self.parallel = parallel or DataParallel()
-        self.precision = precision or Precision.for_run(config.dtype, config.device,
-                                                        config.sharding)
+        self.precision = precision or Precision.for_run(config.model.dtype, config.infra.device,
+                                                        config.infra.sharding)
         self.sharded = is_sharded(model)
         if head.scope not in ("batch", "micro_batch"):
             raise ValueError(f"head {head.name!r} has unknown scope {head.scope!r}")
@@ -112,7 +112,7 @@ class Learner:
     @property
     def policy_temperature(self) -> float:
         """Temperature of the policy the loss trains (1.0 unless ``tempered_logprobs``)."""
-        return self.config.temperature if self.config.tempered_logprobs else 1.0
+        return self.config.rollout.temperature if self.config.grpo.tempered_logprobs else 1.0
 
     @property
     def entropy_coef(self) -> float:
@@ -228,7 +228,7 @@ class Learner:
         out_logits: torch.Tensor | None = None
         self.timer.count_tokens(kind, sum(len(p) for p in prompts)
                                 + sum(len(r.response_ids) for r in rows))
-        size = self.config.micro_batch_size
+        size = self.config.grpo.micro_batch_size
         with gathered(network):  # sharded: whole weights for these local forwards
             for start in range(0, len(rows), size):
                 part = rows[start:start + size]
@@ -252,12 +252,12 @@ class Learner:
         self.optimizer.zero_grad()
         sums: dict[str, float] = defaultdict(float)
         kl_sum, kl_tokens = 0.0, 0.0
-        starts = range(0, len(rows), config.micro_batch_size)
+        starts = range(0, len(rows), config.grpo.micro_batch_size)
         # sharded: every rank runs as many backward passes (FSDP's collectives), so one with
         # fewer micro-batches adds zero-gradient ones at the end
         idle = int(self.parallel.global_max(len(starts))) - len(starts) if self.sharded else 0
         for start in starts:
-            part = rows[start:start + config.micro_batch_size]
+            part = rows[start:start + config.grpo.micro_batch_size]
             index = slice(start, start + len(part))
             with self.timer.phase("update"):
                 with self.precision.autocast():
@@ -306,7 +306,7 @@ class Learner:
             if not self.sharded:  # FSDP's reduce-scatter already summed the gradients
                 self.parallel.sum_gradients(self.model)
             clip = sharded_clip_grad_norm_ if self.sharded else torch.nn.utils.clip_grad_norm_
-            grad_norm = clip(list(self.model.parameters()), config.max_grad_norm)
+            grad_norm = clip(list(self.model.parameters()), config.grpo.max_grad_norm)
             self.optimizer.step()
         metrics: dict[str, Any] = {**self.parallel.sum_metrics(dict(sums)),
                                    "grad_norm": float(grad_norm), **prepared.metrics}

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from baselines.config import TrainConfig
+from baselines.config import TrainConfig, replace_settings
 
 GIB = 2**30
 SHAPE_DIR = Path(__file__).parent / "model_shapes"
@@ -96,7 +96,7 @@ def packaged_config(name: str) -> Any:
 
 @cache
 def model_shape(model: str, tiny: tuple[tuple[str, Any], ...] = ()) -> ModelShape:
-    """The shape of ``TrainConfig.model`` (``tiny``: ``TrainConfig.tiny_model`` items), from its
+    """The shape of ``TrainConfig.model.name`` (``tiny``: ``TrainConfig.model.tiny`` items), from its
     folder's or the local hub cache's ``config.json``, else the shipped config of that name."""
     from agents.tiny_model import tiny_model_config
     from agents.warm_starts import resolve_model
@@ -117,7 +117,7 @@ def prompt_tokens(config: TrainConfig) -> int:
     """Estimated prompt tokens of one turn (3.5 characters a token, 256 for instructions)."""
     from agents.prompts import PromptLimits
 
-    limits = PromptLimits.from_dict(config.prompt)
+    limits = PromptLimits.from_dict(config.rollout.prompt)
     history = 4 if limits.history is None else limits.history
     chars = limits.observation_chars + history * limits.history_chars + 25 * limits.max_admissible
     return 256 + math.ceil(chars / 3.5)
@@ -125,8 +125,8 @@ def prompt_tokens(config: TrainConfig) -> int:
 
 def gpu_bytes(config: TrainConfig) -> tuple[int, str]:
     """``(bytes, where the number comes from)`` of the GPU the plan checks against."""
-    if config.gpu_memory_gib:
-        return int(config.gpu_memory_gib * GIB), "gpu_memory_gib"
+    if config.infra.gpu_memory_gib:
+        return int(config.infra.gpu_memory_gib * GIB), "gpu_memory_gib"
     try:
         import torch
 
@@ -173,7 +173,7 @@ def _teacher_modes(config: TrainConfig) -> list[str]:
     from baselines.heads import make_head
     from baselines.learner import teacher_weight_modes
 
-    return teacher_weight_modes(make_head(config.method, **config.head_kwargs), config)
+    return teacher_weight_modes(make_head(config.method, **config.head), config)
 
 
 def plan_memory(config: TrainConfig, world_size: int = 1, shape: ModelShape | None = None,
@@ -181,10 +181,10 @@ def plan_memory(config: TrainConfig, world_size: int = 1, shape: ModelShape | No
     """The per-GPU :class:`MemoryPlan` of ``config`` on ``world_size`` GPUs (module docstring)."""
     from agents.model_loading import resolve_dtype
 
-    shape = shape or model_shape(config.model, tuple(sorted(config.tiny_model.items())))
+    shape = shape or model_shape(config.model.name, tuple(sorted(config.model.tiny.items())))
     gpu_total, basis = gpu or gpu_bytes(config)
-    shards = world_size if config.sharding == "fsdp" else 1
-    n, c = math.ceil(shape.parameters / shards), resolve_dtype(config.dtype, config.device).itemsize
+    shards = world_size if config.infra.sharding == "fsdp" else 1
+    n, c = math.ceil(shape.parameters / shards), resolve_dtype(config.model.dtype, config.infra.device).itemsize
     modes = _teacher_modes(config)
     lines = {"parameters (float32 master)": 4 * n, "gradients (float32)": 4 * n,
              "optimizer (AdamW, float32)": 8 * n + 4 * shape.tensors}
@@ -194,56 +194,57 @@ def plan_memory(config: TrainConfig, world_size: int = 1, shape: ModelShape | No
         lines["EMA teacher (float32)"] = 4 * n
     if c < 4 or shards > 1:
         lines["compute-dtype weights (cast/gathered)"] = c * shape.parameters
-    b, response = config.micro_batch_size, config.max_new_tokens
+    b, response = config.grpo.micro_batch_size, config.rollout.max_new_tokens
     tokens = b * (prompt_tokens(config) + response)
     per_layer = 8 * shape.hidden_size + 4 * shape.intermediate_size + 2 * shape.kv_size
-    if config.gradient_checkpointing:
+    if config.infra.gradient_checkpointing:
         activations = tokens * c * (shape.num_layers * shape.hidden_size + per_layer)
     else:
         activations = tokens * c * shape.num_layers * per_layer
     lines[f"activations (micro batch {b}, {tokens // b} tokens)"] = activations
     lines[f"logits ({b} x {response + 1} x {shape.vocab_size})"] = \
         b * (response + 1) * shape.vocab_size * (c + 12)
-    if config.backend == "vllm":
-        share = float(config.vllm_kwargs.get("gpu_memory_utilization", DEFAULT_VLLM_SHARE))
+    if config.rollout.backend == "vllm":
+        share = float(config.rollout.vllm_kwargs.get("gpu_memory_utilization", DEFAULT_VLLM_SHARE))
         lines[f"vLLM engine ({share:.0%} of the GPU, one per rank)"] = int(share * gpu_total)
-    if config.device.startswith("cuda"):
+    if config.infra.device.startswith("cuda"):
         lines["CUDA context and allocator reserve"] = CUDA_RESERVE
-    return MemoryPlan(shape.name, world_size, config.sharding, gpu_total, basis, lines)
+    return MemoryPlan(shape.name, world_size, config.infra.sharding, gpu_total, basis, lines)
 
 
 def fixes(config: TrainConfig, world_size: int, gpu: tuple[int, str]) -> list[str]:
     """Changes that make ``config`` fit: more GPUs under FSDP (with gradient checkpointing if
     needed), gradient checkpointing, a smaller micro batch, a smaller vLLM share."""
-    def fits(world: int, **changes: Any) -> bool:
-        return plan_memory(replace(config, **changes), world, gpu=gpu).fits
+    def fits(world: int, changes: dict[str, Any]) -> bool:
+        return plan_memory(replace_settings(config, changes), world, gpu=gpu).fits
 
     found = []
-    for extra in ({}, {"gradient_checkpointing": True}):
+    for extra in ({}, {"infra.gradient_checkpointing": True}):
         gpus = next((g for g in (2, 4, 8, 16, 32, 64)
-                     if g >= world_size and fits(g, sharding="fsdp", **extra)), None)
+                     if g >= world_size and fits(g, {"infra.sharding": "fsdp", **extra})), None)
         if gpus is not None:
-            found.append(f"sharding='fsdp' on {gpus} GPUs (torchrun --nproc-per-node {gpus})"
-                         + ("".join(f" with {k}={v!r}" for k, v in extra.items())))
+            found.append(f"infra.sharding='fsdp' on {gpus} GPUs (torchrun --nproc-per-node {gpus})"
+                         + "".join(f" with {k}={v!r}" for k, v in extra.items()))
             break
-    if not config.gradient_checkpointing and fits(world_size, gradient_checkpointing=True):
-        found.append("gradient_checkpointing=True")
-    size = config.micro_batch_size // 2
-    while size >= 1 and not fits(world_size, micro_batch_size=size):
+    if not config.infra.gradient_checkpointing and fits(
+            world_size, {"infra.gradient_checkpointing": True}):
+        found.append("infra.gradient_checkpointing=True")
+    size = config.grpo.micro_batch_size // 2
+    while size >= 1 and not fits(world_size, {"grpo.micro_batch_size": size}):
         size //= 2
     if size >= 1:
-        found.append(f"micro_batch_size={size}")
-    share = {**config.vllm_kwargs, "gpu_memory_utilization": 0.15}
-    if config.backend == "vllm" and fits(world_size, vllm_kwargs=share):
-        found.append("vllm_kwargs={'gpu_memory_utilization': 0.15}")
+        found.append(f"grpo.micro_batch_size={size}")
+    share = {**config.rollout.vllm_kwargs, "gpu_memory_utilization": 0.15}
+    if config.rollout.backend == "vllm" and fits(world_size, {"rollout.vllm_kwargs": share}):
+        found.append("rollout.vllm_kwargs={'gpu_memory_utilization': 0.15}")
     return found
 
 
 def fit_advice(config: TrainConfig, world_size: int = 1) -> str | None:
     """The :class:`MemoryPlanError` message of ``config`` as if it ran on CUDA (None: fits)."""
     try:
-        check_fits(replace(config, device="cuda") if not config.device.startswith("cuda")
-                   else config, world_size)
+        check_fits(replace_settings(config, {"infra.device": "cuda"})
+                   if not config.infra.device.startswith("cuda") else config, world_size)
     except MemoryPlanError as error:
         return str(error)
     return None
@@ -252,7 +253,7 @@ def fit_advice(config: TrainConfig, world_size: int = 1) -> str | None:
 def check_fits(config: TrainConfig, world_size: int = 1) -> MemoryPlan | None:
     """The plan of a CUDA run (None for CPU runs, which are not checked);
     :class:`MemoryPlanError` (one line saying what to change) when it does not fit."""
-    if not config.device.startswith("cuda"):
+    if not config.infra.device.startswith("cuda"):
         return None
     gpu = gpu_bytes(config)
     plan = plan_memory(config, world_size, gpu=gpu)
@@ -265,5 +266,5 @@ def check_fits(config: TrainConfig, world_size: int = 1) -> MemoryPlan | None:
         "no layout up to 64 GPUs fits: use a smaller model"
     raise MemoryPlanError(
         f"memory plan: {plan.model} needs {plan.total / GIB:.1f} GiB per GPU on {world_size} "
-        f"GPU(s) ({config.sharding}) but a GPU has {plan.gpu_bytes / GIB:.1f} GiB (largest: "
+        f"GPU(s) ({config.infra.sharding}) but a GPU has {plan.gpu_bytes / GIB:.1f} GiB (largest: "
         f"{detail} GiB); {advice} (see sdgym train --dry-run)")

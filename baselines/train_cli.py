@@ -21,9 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="runs", help="output folder")
     parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config field (VALUE: a Python literal, else a "
-                             "string), or one key of a table: grpo.kl_coef=0.01, "
-                             "head.teacher_weights=frozen, env.size=small, prompt.history=0")
+                        help="override a config field by its dotted path (VALUE: a Python "
+                             "literal, else a string), or one key of a table: sft.steps=200, "
+                             "grpo.kl_coef=0.01, head.teacher_weights=frozen, env.size=small, "
+                             "rollout.prompt.history=0 (the typed options below do the same)")
     parser.add_argument("--no-eval", action="store_true", help="skip the final test evaluation")
     parser.add_argument("--dry-run", action="store_true",
                         help="sdgym train: print the per-GPU memory plan and run nothing")
@@ -31,23 +32,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="GPUs the --dry-run plans for (default: WORLD_SIZE, else 1)")
     parser.add_argument("--export", default=None, metavar="DIR",
                         help="sdgym sft only: also write the warm start to DIR as float16 with its recipe")
+    from baselines.config_options import add_config_options
+
+    add_config_options(parser)
 
 
 def _config(args: argparse.Namespace, check_model: bool = True):
+    import sys
+
     from agents.warm_starts import resolve_model
-    from baselines.config import dotted_overrides, load_preset
+    from baselines.config import LEGACY_NAMES, load_preset
+    from baselines.config_options import config_settings
     from sdgym.cli import parse_env_kwargs
     from sdgym.registration import entry_for
 
-    overrides, tables = dotted_overrides(parse_env_kwargs(args.set))
-    overrides.update(method=args.method, seed=args.seed, out_dir=args.out)
+    settings = parse_env_kwargs(args.set)
+    for key in settings:
+        old = key.split(".", 1)[0]
+        if "." not in key and old in LEGACY_NAMES and old != "model":
+            print(f"note: --set {key} is now --set {LEGACY_NAMES[old]}", file=sys.stderr)
+    settings |= config_settings(args)
+    overrides = {"method": args.method, "seed": args.seed, "out_dir": args.out}
     if args.env:
         overrides["env_id"] = entry_for(args.env).env_id
     if args.steps is not None:
         overrides["steps"] = args.steps
-    config = load_preset(args.preset, tables, **overrides)
+    config = load_preset(args.preset, settings, **overrides)
     if check_model:
-        resolve_model(config.model)  # a missing model folder fails now, naming it
+        resolve_model(config.model.name)  # a missing model folder fails now, naming it
     return config
 
 
@@ -88,7 +100,10 @@ def run_sft(args: argparse.Namespace) -> int:
 
         sft = json.loads((folder / "sft.json").read_text())
         last = sft["losses"][-100:]
-        overrides = "".join(f" --set {pair}" for pair in args.set)
+        from baselines.config_options import config_settings
+
+        overrides = "".join(f" --set {pair}" for pair in args.set) + "".join(
+            f" --set {path}={value!r}" for path, value in config_settings(args).items())
         command = f"sdgym sft --preset {args.preset}{overrides} --export {args.export}"
         record = {"preset": args.preset, "command": command,
                   "config": config.to_dict(), "demonstrations": sft["demonstrations"],

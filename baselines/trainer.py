@@ -45,7 +45,7 @@ from baselines.checkpoint import (
     save_checkpoint,
     set_rng_state,
 )
-from baselines.config import TrainConfig
+from baselines.config import TrainConfig, flat_settings
 from baselines.cost import NOT_TRAINING_PHASES, PhaseTimer, flops_estimate
 from baselines.distributed import from_environment
 from baselines.heads import TeacherHead, make_head
@@ -59,8 +59,16 @@ from baselines.sharding import gathered, load_shards, save_shards, shard
 from baselines.teacher import TURN_CONTEXTS, TeacherWeights, teacher_contexts, turn_context
 from baselines.warm_start import warm_start
 
-RESUME_MAY_CHANGE = ("steps", "wandb_project", "wandb_mode")
+RESUME_MAY_CHANGE = ("steps", "infra.wandb_project", "infra.wandb_mode")
 """Options a resumed run may set differently from the run it continues."""
+
+
+def run_folder_config(config: TrainConfig, head: TeacherHead) -> dict[str, Any]:
+    """What ``config.json`` of a run folder holds: the config, the built head's settings (under
+    ``head``) and the head's deviations from its reference recipe."""
+    return {**config.to_dict(), "head": head.config(),
+            "head_deviations": head.deviations(config.to_dict()),
+            "teacher_forward_counts_as_cost": True}
 
 
 def check_resume_settings(config: TrainConfig, run_dir: Path) -> None:
@@ -69,8 +77,9 @@ def check_resume_settings(config: TrainConfig, run_dir: Path) -> None:
     recorded = run_dir / "config.json"
     if not recorded.exists():
         return
-    before = json.loads(recorded.read_text())
-    now = json.loads(json.dumps(config.to_dict(), default=str))
+    before = flat_settings(json.loads(recorded.read_text()))
+    head = make_head(config.method, **config.head).config()  # compared as recorded
+    now = flat_settings(json.loads(json.dumps({**config.to_dict(), "head": head}, default=str)))
     changed = sorted(k for k in now if k not in RESUME_MAY_CHANGE and k in before
                      and before[k] != now[k])
     if changed:
@@ -96,9 +105,9 @@ class Trainer:
     def __init__(self, config: TrainConfig, resume: bool = False, progress: bool = False) -> None:
         started, started_cpu = time.perf_counter(), time.process_time()
         self.config = config
-        self.parallel = from_environment(config.device)
+        self.parallel = from_environment(config.infra.device)
         check_fits(config, self.parallel.world_size)  # a CUDA run that cannot fit stops here
-        if config.sharding == "fsdp" and not self.parallel.enabled:
+        if config.infra.sharding == "fsdp" and not self.parallel.enabled:
             raise ValueError("sharding='fsdp' shards over the ranks of torchrun: launch with "
                              "torchrun --nproc-per-node N (N >= 2), or use sharding='replicated'")
         self.run_dir = config.run_dir()
@@ -111,38 +120,38 @@ class Trainer:
         main = self.parallel.is_main
         log_dir = self.run_dir if main else self.run_dir / "ranks" / f"rank{self.parallel.rank}"
         wandb = None
-        if config.wandb_project and main:
-            wandb = {"project": config.wandb_project, "mode": config.wandb_mode,
+        if config.infra.wandb_project and main:
+            wandb = {"project": config.infra.wandb_project, "mode": config.infra.wandb_mode,
                      "name": "/".join(self.run_dir.parts[-3:]), "config": config.to_dict()}
         self.log = RunLog(log_dir, progress=progress and main, total=config.steps, wandb=wandb)
-        self.head: TeacherHead = make_head(config.method, **config.head_kwargs)
+        self.head: TeacherHead = make_head(config.method, **config.head)
         seed_everything(config.seed)
         with self.timer.phase("sft"):
             model_dir = self.parallel.main_first(lambda: warm_start(config, self.log))
         sft_wall, sft_cpu = self.timer.total["sft"], self.timer.cpu_total["sft"]
-        self.precision = Precision.for_run(config.dtype, config.device, config.sharding)
+        self.precision = Precision.for_run(config.model.dtype, config.infra.device, config.infra.sharding)
         # float32 master weights (the optimizer's); forwards run in the compute dtype
-        self.model, self.tokenizer = load_model(model_dir, dtype="float32", device=config.device)
+        self.model, self.tokenizer = load_model(model_dir, dtype="float32", device=config.infra.device)
         self.parallel.broadcast_parameters(self.model)
         self.pad_id = int(self.tokenizer.pad_token_id)
         self.teachers = TeacherWeights(
             self.model, teacher_weight_modes(self.head, config), self.head.ema_decay,
             frozen_dtype=self.precision.compute,
             load_frozen=lambda: load_model(model_dir, dtype=self.precision.compute,
-                                           device=config.device)[0])
-        if config.gradient_checkpointing:
+                                           device=config.infra.device)[0])
+        if config.infra.gradient_checkpointing:
             self.model.gradient_checkpointing_enable(
                 gradient_checkpointing_kwargs={"use_reentrant": False})
-        self.sharded = config.sharding == "fsdp"
+        self.sharded = config.infra.sharding == "fsdp"
         if self.sharded:  # the teacher copies were taken from (or loaded as) the whole model
             for network in (self.model, *self.teachers.networks().values()):
                 shard(network, self.precision.compute)
         self.backend = self._policy_backend(model_dir)
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr, weight_decay=0.0)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.grpo.lr, weight_decay=0.0)
         self.learner = Learner(self.model, self.optimizer, self.head, self.teachers, config,
                                self.pad_id, self.timer, self.parallel, self.precision)
-        local_groups = len(self.parallel.shard(range(config.num_groups)))
-        self.engine = self._engine(local_groups, config.group_size)
+        local_groups = len(self.parallel.shard(range(config.rollout.num_groups)))
+        self.engine = self._engine(local_groups, config.rollout.group_size)
         self.validation_engine: RolloutEngine | None = None
         self.teacher_validation_engine: RolloutEngine | None = None
         self.teacher_success: float | None = None
@@ -151,9 +160,7 @@ class Trainer:
         self.validation: list[tuple[int, float]] = []
         if main:
             (self.run_dir / "config.json").write_text(json.dumps(
-                {**config.to_dict(), "head": self.head.config(),
-                 "head_deviations": self.head.deviations(config.to_dict()),
-                 "teacher_forward_counts_as_cost": True}, indent=2, default=str))
+                run_folder_config(config, self.head), indent=2, default=str))
         if resume:
             self._restore()
         self.timer.add("setup", time.perf_counter() - started - sft_wall,  # loading, not training
@@ -163,12 +170,12 @@ class Trainer:
     def _policy_backend(self, model_dir: Path) -> PolicyBackend:
         """The rollout generator: the trained module itself, or a colocated vLLM engine."""
         config = self.config
-        if config.backend == "vllm":  # one engine per rank, each synced from the gathered weights
+        if config.rollout.backend == "vllm":  # one engine per rank, each synced from the gathered weights
             kwargs = {"dtype": str(self.precision.compute).removeprefix("torch."),
-                      **config.vllm_kwargs}
+                      **config.rollout.vllm_kwargs}
             return colocated_vllm(str(model_dir), seed=config.seed + self.parallel.rank,
                                   tokenizer=self.tokenizer, **kwargs)
-        return HFBackend(self.model, self.tokenizer, device=config.device)
+        return HFBackend(self.model, self.tokenizer, device=config.infra.device)
 
     @contextlib.contextmanager
     def generating(self, *networks: torch.nn.Module) -> Iterator[None]:
@@ -201,9 +208,9 @@ class Trainer:
         config = self.config
         return RolloutEngine(
             RolloutConfig(config.env_id, dict(config.env_kwargs), num_groups, group_size,
-                          hide_privileged=hide_privileged, rollout_backend=config.rollout_backend,
-                          ray_address=config.ray_address, ray_num_workers=config.ray_num_workers,
-                          prompt_limits=PromptLimits.from_dict(config.prompt)),
+                          hide_privileged=hide_privileged, rollout_backend=config.rollout.pool,
+                          ray_address=config.rollout.ray_address, ray_num_workers=config.rollout.ray_num_workers,
+                          prompt_limits=PromptLimits.from_dict(config.rollout.prompt)),
             self.backend, self.render, messages)
 
     def _teacher_turn_messages(self, turn: PublicTurn, info: dict[str, Any]) -> list[dict[str, str]]:
@@ -218,16 +225,16 @@ class Trainer:
     def teacher_can_act(self) -> bool:
         """Whether validation also measures the teacher acting with its context (a per-turn
         context; ``sibling``/``hindsight`` need finished episodes of a group)."""
-        return (self.config.val_teacher and self.head.needs_teacher
+        return (self.config.evaluation.val_teacher and self.head.needs_teacher
                 and self.head.context in TURN_CONTEXTS)
 
     def _group_seeds(self, step: int) -> list[int]:
         """This rank's share of the step's group seeds (all of them in a single process)."""
-        base = self.config.seed * 1_000_003 + step * self.config.num_groups
-        return self.parallel.shard([base + g for g in range(self.config.num_groups)])
+        base = self.config.seed * 1_000_003 + step * self.config.rollout.num_groups
+        return self.parallel.shard([base + g for g in range(self.config.rollout.num_groups)])
 
     def _sampling(self, step: int, temperature: float) -> SamplingParams:
-        return SamplingParams(max_new_tokens=self.config.max_new_tokens, temperature=temperature,
+        return SamplingParams(max_new_tokens=self.config.rollout.max_new_tokens, temperature=temperature,
                               seed=self.config.seed * 7919 + step + 104_729 * self.parallel.rank)
 
     # --------------------------------------------------------------- one step
@@ -237,7 +244,7 @@ class Trainer:
         self.model.eval()
         with self.generating():
             batch = self.engine.collect(self._group_seeds(step),
-                                        self._sampling(step, config.temperature),
+                                        self._sampling(step, config.rollout.temperature),
                                         config.train_split)
         self.timer.add("generation", batch.timings["generation"], batch.timings["generation_cpu"])
         self.timer.add("env", batch.timings["env"], batch.timings["env_cpu"])
@@ -254,7 +261,7 @@ class Trainer:
         prepared = self.learner.prepare(rows, self._teacher_prompt_ids(rows), step)
         metrics: dict[str, Any] = {}
         self.model.train()
-        for _ in range(config.ppo_epochs):
+        for _ in range(config.grpo.ppo_epochs):
             metrics = self.learner.train_epoch(prepared, step)
         self.model.eval()
         with self.timer.phase("weight_sync"):
@@ -314,11 +321,11 @@ class Trainer:
             with self.generating():
                 if main:
                     if self.validation_engine is None:
-                        self.validation_engine = self._engine(config.val_episodes, 1,
+                        self.validation_engine = self._engine(config.evaluation.val_episodes, 1,
                                                               hide_privileged=True)
-                    panel = task_panel(self.validation_engine.task_count(config.val_split),
-                                       config.val_episodes)
-                    success = evaluate_on_panel(self.validation_engine, config.val_split, panel,
+                    panel = task_panel(self.validation_engine.task_count(config.evaluation.val_split),
+                                       config.evaluation.val_episodes)
+                    success = evaluate_on_panel(self.validation_engine, config.evaluation.val_split, panel,
                                                 [step], self._validation_sampling).success_mean
             if self.teacher_can_act:
                 self.teacher_success = self._teacher_acting_success(panel, step)
@@ -328,7 +335,7 @@ class Trainer:
         return success
 
     def _validation_sampling(self, rollout_seed: int) -> SamplingParams:
-        return self._sampling(10_000_000 + rollout_seed, self.config.val_temperature)
+        return self._sampling(10_000_000 + rollout_seed, self.config.evaluation.val_temperature)
 
     def _teacher_acting_success(self, panel: list[int], step: int) -> float:
         """Success of the teacher *network* (current policy, frozen start or EMA) acting on the
@@ -344,11 +351,11 @@ class Trainer:
             if self.parallel.is_main:
                 if self.teacher_validation_engine is None:  # privileged info shown
                     self.teacher_validation_engine = self._engine(
-                        self.config.val_episodes, 1, messages=self._teacher_turn_messages)
+                        self.config.evaluation.val_episodes, 1, messages=self._teacher_turn_messages)
                 engine = self.teacher_validation_engine
                 engine.backend = self.backend if mode == "current" else HFBackend(
-                    network, self.tokenizer, device=self.config.device)
-                success = evaluate_on_panel(engine, self.config.val_split, panel, [step],
+                    network, self.tokenizer, device=self.config.infra.device)
+                success = evaluate_on_panel(engine, self.config.evaluation.val_split, panel, [step],
                                             self._validation_sampling).success_mean
         if mode == "frozen":
             self._frozen_teacher_success = success
@@ -366,9 +373,9 @@ class Trainer:
         test split, each run once per rollout seed ``0..seeds-1``, privileged info hidden; the
         record keeps every (task, rollout seed) outcome. Timed as phase ``test``."""
         config = self.config
-        split = split or config.test_split
-        episodes = episodes or config.test_episodes
-        seeds = seeds or config.test_seeds
+        split = split or config.evaluation.test_split
+        episodes = episodes or config.evaluation.test_episodes
+        seeds = seeds or config.evaluation.test_seeds
         if not self.parallel.is_main:  # sharded: join the gather of the weights rank 0 uses
             with self.generating():
                 return {}
@@ -379,7 +386,7 @@ class Trainer:
                 with self.generating():
                     result = evaluate_on_panel(
                         engine, split, panel, list(range(seeds)),
-                        lambda r: self._sampling(20_000_000 + r, config.val_temperature))
+                        lambda r: self._sampling(20_000_000 + r, config.evaluation.val_temperature))
             finally:
                 engine.close()
         return result.to_record()
@@ -393,10 +400,10 @@ class Trainer:
         while self.step < config.steps:
             step = self.step + 1
             metrics = self.train_step(step)
-            if step % config.val_every == 0 or step == config.steps:
+            if step % config.evaluation.val_every == 0 or step == config.steps:
                 metrics.update(self._validation_metrics(step))
             self.step = step
-            if step % config.checkpoint_every == 0 or step == config.steps:
+            if step % config.infra.checkpoint_every == 0 or step == config.steps:
                 with self.timer.phase("checkpoint"):
                     self.save()
             self.log.step(step, {**metrics, "phase_seconds": self.timer.end_step(),
@@ -419,7 +426,7 @@ class Trainer:
                                  if k not in NOT_TRAINING_PHASES),
             "train_cpu_seconds": sum(v for k, v in self.timer.cpu_total.items()
                                      if k not in NOT_TRAINING_PHASES),
-            "device": self.config.device,
+            "device": self.config.infra.device,
             "parameters": parameters,
             "train_flops_estimate": flops_estimate(parameters, dict(self.timer.tokens)),
             "head": self.head.config(),

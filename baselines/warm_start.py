@@ -1,9 +1,11 @@
 """The SFT warm start: behaviour cloning on the env's expert, cached once per recipe.
 
-The cache key is derived from the config itself: every :class:`~baselines.config.TrainConfig`
-field tagged as an SFT input (``metadata=SFT_INPUT``: the model, the env and its split, the seed,
-the prompt limits and every ``sft_*`` option) enters it, so a new SFT option cannot be forgotten.
-``tests/baselines/test_warm_start.py`` checks that :func:`warm_start` reads no other field.
+The cache key is derived from the config itself: every field of
+:class:`~baselines.config.TrainConfig` and its sections tagged as an SFT input
+(``metadata=SFT_INPUT``: the env and its split, the seed, ``model.name`` / ``model.tiny``,
+``rollout.prompt`` and every ``sft.*`` option) enters it under its dotted path, so a new SFT
+option cannot be forgotten. ``tests/baselines/test_warm_start.py`` checks that :func:`warm_start`
+reads no other field.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from baselines.sft import (
 )
 from sdgym.cache import atomic_directory, cache_dir, usable_entry
 
-KEY_VERSION = 2
-"""Bump when the SFT recipe changes in code, so cached warm starts are rebuilt."""
+KEY_VERSION = 3
+"""Bump when the SFT recipe changes in code, so cached warm starts are rebuilt (3: the inputs
+are named by their dotted paths in the sectioned config)."""
 
 
 def sft_cache_key(config: TrainConfig) -> str:
@@ -46,38 +49,38 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     Every method of a benchmark cell starts from the same folder: the cache key covers the SFT
     inputs (:func:`sft_cache_key`), not the method.
     """
-    if config.sft_steps <= 0 and config.model != "tiny":
-        return Path(resolve_model(config.model))
+    if config.sft.steps <= 0 and config.model.name != "tiny":
+        return Path(resolve_model(config.model.name))
     demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
-                                  config.sft_tasks, config.seed, PromptLimits.from_dict(config.prompt))
+                                  config.sft.tasks, config.seed, PromptLimits.from_dict(config.rollout.prompt))
     expert_turns = demos
-    if config.sft_hasty_fraction > 0:
-        demos = hasty_demonstrations(demos, config.sft_hasty_fraction, config.seed,
-                                     config.sft_hasty_turn)
+    if config.sft.hasty_fraction > 0:
+        demos = hasty_demonstrations(demos, config.sft.hasty_fraction, config.seed,
+                                     config.sft.hasty_turn)
     target = cache_dir("sft") / sft_cache_key(config)
     if usable_entry(target, "config.json"):
         return target
-    if config.model == "tiny":
+    if config.model.name == "tiny":
         corpus = default_corpus() + [
             student_messages(d.turn)[1]["content"] + "\n" + d.response for d in demos
         ]
-        base = build_tiny_model(corpus=corpus, seed=config.seed, **config.tiny_model)
+        base = build_tiny_model(corpus=corpus, seed=config.seed, **config.model.tiny)
     else:
-        base = Path(resolve_model(config.model))
+        base = Path(resolve_model(config.model.name))
     model, tokenizer = load_model(base, dtype="float32")
     seed_everything(config.seed)
 
     def render(messages: list[dict[str, str]]) -> str:
         return render_chat(tokenizer, messages)
 
-    losses = behaviour_clone(model, tokenizer, demos, steps=config.sft_steps, lr=config.sft_lr,
-                             batch_size=config.sft_batch_size, seed=config.seed, render=render,
-                             context_loss_weight=config.sft_context_loss_weight,
-                             warmup_steps=config.sft_warmup_steps,
+    losses = behaviour_clone(model, tokenizer, demos, steps=config.sft.steps, lr=config.sft.lr,
+                             batch_size=config.sft.batch_size, seed=config.seed, render=render,
+                             context_loss_weight=config.sft.context_loss_weight,
+                             warmup_steps=config.sft.warmup_steps,
                              teacher_demos=with_teacher_contexts(
-                                 expert_turns, config.sft_teacher_contexts, config.env_id,
+                                 expert_turns, config.sft.teacher_contexts, config.env_id,
                                  config.seed),
-                             teacher_fraction=config.sft_teacher_fraction, log=_log_sft_progress)
+                             teacher_fraction=config.sft.teacher_fraction, log=_log_sft_progress)
     with atomic_directory(target, replace=False) as staging:  # another process first: keep theirs
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)

@@ -26,7 +26,7 @@ HOG = "while True: pass"
 def train_once(out: Path, steps: int) -> dict:
     command = [sys.executable, "-m", "sdgym.cli", "train", "--preset", "cpu-mini", "--method", "grpo", "--steps", str(steps),
                "--no-eval", "--out", str(out), "--set", "val_episodes=4",
-               "--set", f"val_every={steps}"]
+               "--set", f"evaluation.val_every={steps}"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     subprocess.run(command, check=True, capture_output=True, env=env, timeout=1200)
     return json.loads((out / "SearchQA-v0" / "grpo" / "seed0" / "summary.json").read_text())

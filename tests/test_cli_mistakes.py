@@ -35,7 +35,7 @@ def test_serve_refuses_a_port_out_of_range(capsys) -> None:
 @pytest.mark.parametrize("command", [["train", "--set"], ["sft", "--set"]])
 def test_missing_model_folder_is_named(tmp_path, capsys, command: list[str]) -> None:
     missing = tmp_path / "no-such-model"
-    err = _one_line_error(capsys, [*command, f"model={str(missing)!r}", "--out", str(tmp_path)])
+    err = _one_line_error(capsys, [*command, f"model.name={str(missing)!r}", "--out", str(tmp_path)])
     assert str(missing) in err
 
 

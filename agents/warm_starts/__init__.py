@@ -78,7 +78,10 @@ def shipped_prompt_limits(model: str) -> dict[str, Any]:
     """The prompt limits a shipped warm start was trained with (``{}`` for any other model)."""
     if model not in shipped_warm_starts():
         return {}
-    return dict(warm_start_record(model)["config"].get("prompt", {}))
+    config = warm_start_record(model)["config"]
+    if isinstance(config.get("rollout"), dict):  # recorded by the sectioned training config
+        return dict(config["rollout"].get("prompt", {}))
+    return dict(config.get("prompt", {}))
 
 
 def export_warm_start(source: Path, target: Path, record: dict[str, Any]) -> Path:

@@ -126,8 +126,9 @@ class TeacherHead:
     source: ClassVar[str] = ""
     """The reference code (repository and file) this head must match."""
     reference: ClassVar[dict[str, Any]] = {}
-    """The reference recipe's value of each knob (head attributes, and trainer options written
-    ``"lr"``, ``"temperature"``, ``"grpo.kl_coef"``…); :meth:`deviations` compares against it."""
+    """The reference recipe's value of each knob (head attributes, and trainer options by their
+    dotted path: ``"grpo.lr"``, ``"rollout.temperature"``, ``"grpo.kl_coef"``…);
+    :meth:`deviations` compares against it."""
     notes: ClassVar[tuple[str, ...]] = ()
     """Fixed differences from the reference that no knob removes (recorded in every run)."""
 
@@ -196,11 +197,9 @@ class TeacherHead:
 
 
 _MISSING = object()
-_TRAINER_KEYS = ("lr", "temperature", "tempered_logprobs", "ppo_epochs")
-
-
 def _is_trainer_key(key: str) -> bool:
-    return key in _TRAINER_KEYS or key.startswith("grpo.")
+    """A trainer option is named by its dotted path in the training config (``"grpo.lr"``)."""
+    return "." in key
 
 
 def _lookup(values: dict[str, Any], key: str) -> Any:

@@ -32,7 +32,7 @@ class GRPOOPSDHead(TeacherHead):
     source = "ZJU-REAL/SDAR `examples/grpo_opsd_trainer`"
     needs_teacher = True
     reference: ClassVar[dict[str, Any]] = {
-        "coef": 0.01, "teacher_weights": "current", "lr": 1e-6, "grpo.kl_coef": 0.01,
+        "coef": 0.01, "teacher_weights": "current", "grpo.lr": 1e-6, "grpo.kl_coef": 0.01,
         "grpo.entropy_coef": 0.001}
 
     def __init__(

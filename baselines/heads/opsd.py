@@ -67,7 +67,7 @@ class OPSDHead(TeacherHead):
     reference: ClassVar[dict[str, Any]] = {
         "beta": 0.5, "loss": "jsd", "teacher_weights": "frozen", "loss_temperature": 1.0,
         "top_k_loss": None, "entropy_coef": 0.0, "kl_coef": 0.0,
-        "temperature": 1.1, "tempered_logprobs": True, "lr": 2e-4}
+        "rollout.temperature": 1.1, "grpo.tempered_logprobs": True, "grpo.lr": 2e-4}
     notes: ClassVar[tuple[str, ...]] = (
         "loss is a token-mean over the whole update batch (reference: mean of per-micro-batch "
         "token-means)",

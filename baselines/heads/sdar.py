@@ -41,7 +41,7 @@ class SDARHead(TeacherHead):
     source = "ZJU-REAL/SDAR `sdar_utils.py` (arXiv 2605.15155)"
     needs_teacher = True
     reference: ClassVar[dict[str, Any]] = {
-        "coef": 0.01, "beta": 5.0, "teacher_weights": "current", "lr": 1e-6,
+        "coef": 0.01, "beta": 5.0, "teacher_weights": "current", "grpo.lr": 1e-6,
         "grpo.kl_coef": 0.01, "grpo.entropy_coef": 0.001}
 
     def __init__(

@@ -52,7 +52,7 @@ class SDFTHead(TeacherHead):
     replaces_loss = True
     reference: ClassVar[dict[str, Any]] = {
         "direction": "forward", "teacher_weights": "ema", "ema_decay": 0.01, "skip_tokens": 3,
-        "entropy_coef": 0.0, "kl_coef": 0.0, "lr": 2e-5}
+        "entropy_coef": 0.0, "kl_coef": 0.0, "grpo.lr": 2e-5}
     notes: ClassVar[tuple[str, ...]] = (
         "reference copy read defaults alpha=1.0 (reverse KL) against its help text (forward); "
         "sdgym follows METHODS.md (forward)",

@@ -66,7 +66,7 @@ class SDPOHead(TeacherHead):
     reference: ClassVar[dict[str, Any]] = {
         "topk": 100, "add_tail": True, "alpha": 0.5, "is_clip": 2.0, "no_teacher_rows": "skip",
         "teacher_weights": "ema", "ema_decay": 0.05, "entropy_coef": 0.0, "kl_coef": 0.0,
-        "lr": 1e-5}
+        "grpo.lr": 1e-5}
     notes: ClassVar[tuple[str, ...]] = (
         "loss is a token-mean over the teacher rows of the whole update batch (reference: "
         "per micro-batch, scaled by 1/gradient-accumulation steps)",

@@ -192,7 +192,7 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
             summary = trainer.summary()  # after the test: its phase totals include it
         finally:
             trainer.close()
-        record = {**summary, **test, "policy": cell.method, "model_name": config.model}
+        record = {**summary, **test, "policy": cell.method, "model_name": config.model.name}
     record.update(kind=cell.kind, env_id=cell.env_id, method=cell.method, seed=cell.seed,
                   cell=cell.key, wall_seconds=time.perf_counter() - started)
     return record

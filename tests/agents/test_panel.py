@@ -46,9 +46,7 @@ def test_every_evaluation_path_sees_the_same_tasks(tmp_path) -> None:
     env_kwargs = {"size": "tiny"}
     tasks: dict[str, list[int]] = {}
     for method in ("grpo", "rlsd"):
-        config = load_preset("cpu-smoke", method=method, out_dir=str(tmp_path / method),
-                             sft_steps=2, sft_tasks=4, steps=0, test_episodes=6, test_seeds=2,
-                             val_episodes=3, max_new_tokens=8, env_kwargs=env_kwargs)
+        config = load_preset("cpu-smoke", {"sft.steps": 2, "sft.tasks": 4, "evaluation.test_episodes": 6, "evaluation.test_seeds": 2, "evaluation.val_episodes": 3, "rollout.max_new_tokens": 8}, method=method, out_dir=str(tmp_path / method), steps=0, env_kwargs=env_kwargs)
         trainer = Trainer(config)
         try:
             record = trainer.evaluate()

@@ -61,7 +61,7 @@ def test_shipped_warm_start_loads_in_float32_with_its_recipe(name: str, recipe: 
     assert record["last_loss"] < record["first_loss"]
     # the preset still rebuilds what was shipped: same SFT inputs, same prompt limits
     assert sft_inputs(load_preset(recipe)) == sft_inputs(from_dict(record["config"]))
-    assert shipped_prompt_limits(name) == load_preset(recipe).prompt
+    assert shipped_prompt_limits(name) == load_preset(recipe).rollout.prompt
     model, tokenizer = load_model(resolve_model(name))
     assert next(model.parameters()).dtype == torch.float32
     assert len(tokenizer) == model.config.vocab_size
@@ -123,10 +123,10 @@ def test_cpu_presets_use_the_warm_starts_prompt_limits_and_world() -> None:
 
     recipe = warm_start_record("searchqa-hasty-sft")["config"]
     train = load_preset("cpu-mini")
-    assert train.model == "searchqa-hasty-sft" and train.sft_steps == 0
+    assert train.model.name == "searchqa-hasty-sft" and train.sft.steps == 0
     assert recipe["model"] == "searchqa-easy-sft" and recipe["sft_hasty_fraction"] > 0
     assert recipe["prompt"] == warm_start_record("searchqa-easy-sft")["config"]["prompt"]
-    assert train.prompt == recipe["prompt"] and train.env_kwargs == recipe["env_kwargs"]
+    assert train.rollout.prompt == recipe["prompt"] and train.env_kwargs == recipe["env_kwargs"]
     bench = load_benchmark_preset("cpu-mini")
     assert bench.env_kwargs["sdgym/SearchQA-v0"] == recipe["env_kwargs"]
 

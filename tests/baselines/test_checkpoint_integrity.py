@@ -124,7 +124,7 @@ def test_torn_sft_warm_start_is_rebuilt_with_a_warning(tmp_path, caplog) -> None
     pytest.importorskip("transformers")
     from baselines.warm_start import warm_start
 
-    config = load_preset("cpu-smoke", out_dir=str(tmp_path), sft_steps=2, sft_tasks=4, seed=11)
+    config = load_preset("cpu-smoke", {"sft.steps": 2, "sft.tasks": 4}, out_dir=str(tmp_path), seed=11)
     folder = warm_start(config)
     weights = folder / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:1000])

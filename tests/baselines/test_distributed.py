@@ -23,9 +23,7 @@ WORLD_SIZE = 2
 
 def _config(out: Path):
     # small micro-batches: ranks run different numbers of them on uneven shards
-    return load_preset("cpu-smoke", out_dir=str(out), sft_steps=4, sft_tasks=8, steps=1,
-                       num_groups=3, group_size=2, max_new_tokens=12, micro_batch_size=3,
-                       val_episodes=2)
+    return load_preset("cpu-smoke", {"sft.steps": 4, "sft.tasks": 8, "rollout.num_groups": 3, "rollout.group_size": 2, "rollout.max_new_tokens": 12, "grpo.micro_batch_size": 3, "evaluation.val_episodes": 2}, out_dir=str(out), steps=1)
 
 
 def _free_port() -> int:
@@ -102,7 +100,7 @@ def test_two_gloo_ranks_match_one_process_step(tmp_path) -> None:
     assert grads and all(set(rank["grads"]) == set(grads) for rank in ranks)
     for name in after:  # ranks stay bit-identical: same summed gradient, same optimizer step
         assert torch.equal(ranks[0]["params"][name], ranks[1]["params"][name]), name
-    lr = single.config.lr
+    lr = single.config.grpo.lr
     for rank in ranks:
         # the summed gradient is the single-process one up to float summation order ...
         for name, value in grads.items():
@@ -120,8 +118,8 @@ def test_sdgym_train_under_torchrun(tmp_path) -> None:
     import subprocess
     import sys
 
-    overrides = ["sft_steps=4", "sft_tasks=8", "num_groups=3", "group_size=2", "val_episodes=2",
-                 "max_new_tokens=12", "val_every=1"]
+    overrides = ["sft.steps=4", "sft.tasks=8", "rollout.num_groups=3", "rollout.group_size=2",
+                 "evaluation.val_episodes=2", "rollout.max_new_tokens=12", "evaluation.val_every=1"]
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD_SIZE),
                "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
                "-m", "sdgym.cli", "train", "--preset", "cpu-smoke", "--steps", "1", "--no-eval",

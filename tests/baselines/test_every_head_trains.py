@@ -18,11 +18,7 @@ from baselines.trainer import Trainer  # noqa: E402
 @pytest.mark.parametrize("env_id", ["sdgym/SearchQA-v0", "sdgym/WebShop-v0"])
 @pytest.mark.parametrize("method", available_heads())
 def test_one_step_per_method(tmp_path, method, env_id) -> None:
-    config = load_preset("cpu-smoke", env_id=env_id, method=method, out_dir=str(tmp_path),
-                         env_kwargs={"size": "tiny"}, sft_steps=2, sft_tasks=4, steps=1,
-                         num_groups=1, group_size=2, val_every=1, val_episodes=1,
-                         max_new_tokens=8, train_split="train", val_split="val",
-                         head_kwargs={"teacher_weights": "frozen"} if method == "sdar" else {})
+    config = load_preset("cpu-smoke", {"sft.steps": 2, "sft.tasks": 4, "rollout.num_groups": 1, "rollout.group_size": 2, "evaluation.val_every": 1, "evaluation.val_episodes": 1, "rollout.max_new_tokens": 8, "evaluation.val_split": "val", "head": {"teacher_weights": "frozen"} if method == "sdar" else {}}, env_id=env_id, method=method, out_dir=str(tmp_path), env_kwargs={"size": "tiny"}, steps=1, train_split="train")
     trainer = Trainer(config)
     try:
         trainer.fit()
@@ -56,8 +52,8 @@ def test_sdgym_train_cpu_smoke_writes_the_teacher_diagnostics(tmp_path, method) 
     from sdgym.cli import main
 
     code = main(["train", "--method", method, "--preset", "cpu-smoke", "--steps", "1",
-                 "--out", str(tmp_path), "--no-eval", "--set", "sft_steps=2",
-                 "--set", "sft_tasks=4", "--set", "val_episodes=2", "--set", "max_new_tokens=8"])
+                 "--out", str(tmp_path), "--no-eval", "--sft.steps", "2",
+                 "--set", "sft.tasks=4", "--evaluation.val-episodes", "2", "--rollout.max-new-tokens", "8"])
     assert code == 0
     run_dir = tmp_path / "SearchQA-v0" / method / "seed0"
     step = read_metrics(run_dir)[-1]
@@ -71,4 +67,4 @@ def test_sdgym_train_cpu_smoke_writes_the_teacher_diagnostics(tmp_path, method) 
     assert config["head"]["name"] == method
     assert config["head_deviations"] == make_head(method).deviations(config)
     if method == "opsd":  # cpu-smoke samples at T = 1 with lr 3e-4; the recipe: 1.1, 2e-4
-        assert "temperature = 1.0 (reference: 1.1)" in config["head_deviations"]
+        assert "rollout.temperature = 1.0 (reference: 1.1)" in config["head_deviations"]

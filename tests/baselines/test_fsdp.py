@@ -4,7 +4,6 @@ wrote sharded."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import os
 import time
@@ -19,6 +18,7 @@ from test_distributed import WORLD_SIZE, _config, _free_port, _shard  # noqa: E4
 
 from agents.backends.base import SamplingParams  # noqa: E402
 from baselines.checkpoint import SHARDS, checkpoint_folders  # noqa: E402
+from baselines.config import replace_settings  # noqa: E402
 from baselines.distributed import DataParallel  # noqa: E402
 from baselines.sharding import full_state_dict, is_sharded  # noqa: E402
 from baselines.trainer import Trainer  # noqa: E402
@@ -27,8 +27,8 @@ from baselines.trainer import Trainer  # noqa: E402
 def _fsdp_config(out: Path):
     # a frozen reference (KL term): its sharded copy is saved and restored too
     config = _config(out)
-    return dataclasses.replace(config, sharding="fsdp", gradient_checkpointing=True,
-                               grpo=dataclasses.replace(config.grpo, kl_coef=0.05))
+    return replace_settings(config, {"infra.sharding": "fsdp",
+                                     "infra.gradient_checkpointing": True, "grpo.kl_coef": 0.05})
 
 
 def _rank(rank: int, port: int, out: str, batch) -> None:
@@ -67,7 +67,7 @@ def _rank(rank: int, port: int, out: str, batch) -> None:
 @pytest.mark.slow
 def test_two_fsdp_ranks_match_one_process_including_a_sharded_resume(tmp_path) -> None:
     torch.set_num_threads(1)
-    single = Trainer(dataclasses.replace(_fsdp_config(tmp_path / "single"), sharding="replicated"))
+    single = Trainer(replace_settings(_fsdp_config(tmp_path / "single"), {"infra.sharding": "replicated"}))
     try:
         batch = single.engine.collect([11, 12, 13], SamplingParams(max_new_tokens=12, seed=5),
                                       single.config.train_split)
@@ -91,7 +91,7 @@ def test_two_fsdp_ranks_match_one_process_including_a_sharded_resume(tmp_path) -
                 process.kill()
     ranks = [torch.load(tmp_path / f"fsdp-rank{r}.pt", weights_only=False)
              for r in range(WORLD_SIZE)]
-    lr = single.config.lr
+    lr = single.config.grpo.lr
     assert max(float((first[k] - start[k]).abs().max()) for k in first) > 1e-5
     run = tmp_path / "fsdp" / "SearchQA-v0" / "grpo" / "seed0"
     (_, folder), = checkpoint_folders(run)

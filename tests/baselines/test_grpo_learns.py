@@ -68,9 +68,8 @@ def test_hasty_webshop_buyers_skip_the_options() -> None:
 
 @pytest.mark.slow
 def test_grpo_raises_val_success_from_the_cpu_mini_warm_start(tmp_path: Path) -> None:
-    config = load_preset("cpu-mini", steps=8, val_every=4, val_episodes=64, checkpoint_every=100,
-                         out_dir=str(tmp_path / "runs"))
-    assert config.model == "searchqa-hasty-sft" and config.method == "grpo"
+    config = load_preset("cpu-mini", {"evaluation.val_every": 4, "evaluation.val_episodes": 64, "infra.checkpoint_every": 100}, steps=8, out_dir=str(tmp_path / "runs"))
+    assert config.model.name == "searchqa-hasty-sft" and config.method == "grpo"
     trainer = Trainer(config)
     try:
         summary = trainer.fit()

@@ -23,7 +23,7 @@ STEPS = 6
 
 def train_command(out: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "sdgym.cli", "train", "--env", "SearchQA-v0", "--preset", "cpu-smoke",
-            "--out", str(out), "--no-eval", "--set", f"steps={STEPS}", "--set", "val_every=2", *extra]
+            "--out", str(out), "--no-eval", "--set", f"steps={STEPS}", "--set", "evaluation.val_every=2", *extra]
 
 
 def run_dir(out: Path) -> Path:

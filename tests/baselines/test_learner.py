@@ -63,8 +63,8 @@ def one_step(head_name: str | TeacherHead, micro_batch_size: int, policy: torch.
              teacher_prompts: bool = True) -> tuple[torch.nn.Module, dict]:
     head = make_head(head_name) if isinstance(head_name, str) else head_name
     model = copy.deepcopy(policy)
-    config = TrainConfig(micro_batch_size=micro_batch_size, max_grad_norm=1e9,
-                         grpo=GRPOConfig(kl_coef=0.01, entropy_coef=0.01))
+    config = TrainConfig(grpo=GRPOConfig(kl_coef=0.01, entropy_coef=0.01,
+                                         micro_batch_size=micro_batch_size, max_grad_norm=1e9))
     modes = ["frozen"] + ([head.teacher_weights] if head.needs_teacher else [])
     teachers = TeacherWeights(model, modes, head.ema_decay)
     noise = torch.Generator().manual_seed(7)
@@ -124,7 +124,7 @@ def test_batch_scope_heads_see_whole_episodes() -> None:
     """agentopsd's per-episode recursion gets the same multipliers whatever the micro-batch."""
     policy = tiny_policy()
     head = make_head("agentopsd")
-    config = TrainConfig(micro_batch_size=3, grpo=GRPOConfig(kl_coef=0.0))
+    config = TrainConfig(grpo=GRPOConfig(kl_coef=0.0, micro_batch_size=3))
     model = copy.deepcopy(policy)
     learner = Learner(model, torch.optim.SGD(model.parameters(), lr=0.1), head,
                       TeacherWeights(model, [], 0.05), config, pad_id=0)

@@ -4,8 +4,6 @@ before loading anything with one line saying what to change."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import torch
 
@@ -13,7 +11,7 @@ pytest.importorskip("transformers")
 
 from test_learner import synthetic_rows, tiny_policy  # noqa: E402
 
-from baselines.config import TrainConfig, load_preset  # noqa: E402
+from baselines.config import ModelConfig, TrainConfig, load_preset, replace_settings  # noqa: E402
 from baselines.grpo import GRPOConfig  # noqa: E402
 from baselines.heads import make_head  # noqa: E402
 from baselines.learner import Learner  # noqa: E402
@@ -36,8 +34,8 @@ def _bytes(tensors) -> int:
 
 def test_parameter_gradient_and_optimizer_bytes_equal_what_pytorch_allocates() -> None:
     model = tiny_policy()
-    config = TrainConfig(dtype="bfloat16", micro_batch_size=4,
-                         grpo=GRPOConfig(kl_coef=0.05))  # the KL term needs the frozen copy
+    config = TrainConfig(model=ModelConfig(dtype="bfloat16"),
+                         grpo=GRPOConfig(kl_coef=0.05, micro_batch_size=4))  # the KL term needs the frozen copy
     head = make_head("grpo")
     teachers = TeacherWeights(model, ["frozen"], head.ema_decay, frozen_dtype=torch.bfloat16)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -56,17 +54,17 @@ def test_parameter_gradient_and_optimizer_bytes_equal_what_pytorch_allocates() -
 
 
 def test_fsdp_divides_the_sharded_states_by_the_world_size() -> None:
-    config = dataclasses.replace(load_preset("paper-qwen3.5-9b-alfworld"), sharding="replicated",
-                                 gradient_checkpointing=False)
-    shape = model_shape(config.model)
+    config = replace_settings(load_preset("paper-qwen3.5-9b-alfworld"),
+                              {"infra.sharding": "replicated", "infra.gradient_checkpointing": False})
+    shape = model_shape(config.model.name)
     assert 8.5e9 < shape.parameters < 9.5e9  # from the shipped config: nothing downloaded
     single = plan_memory(config, 1, gpu=H200).lines
-    sharded = plan_memory(dataclasses.replace(config, sharding="fsdp"), 8, gpu=H200).lines
+    sharded = plan_memory(replace_settings(config, {"infra.sharding": "fsdp"}), 8, gpu=H200).lines
     for key in ("parameters (float32 master)", "gradients (float32)"):
         assert sharded[key] == 4 * -(-shape.parameters // 8) and single[key] == 4 * shape.parameters
     assert sharded["frozen reference/teacher (16-bit)"] * 8 == pytest.approx(
         single["frozen reference/teacher (16-bit)"], abs=16)
-    checkpointed = plan_memory(dataclasses.replace(config, gradient_checkpointing=True), 1,
+    checkpointed = plan_memory(replace_settings(config, {"infra.gradient_checkpointing": True}), 1,
                                gpu=H200)
     key = next(k for k in single if k.startswith("activations"))
     assert checkpointed.lines[key] < single[key] / 5
@@ -75,25 +73,26 @@ def test_fsdp_divides_the_sharded_states_by_the_world_size() -> None:
 def test_a_run_that_cannot_fit_refuses_with_one_line_saying_what_to_change(tmp_path) -> None:
     from baselines.trainer import Trainer
 
-    config = dataclasses.replace(load_preset("paper-qwen3.5-9b-alfworld", out_dir=str(tmp_path)),
-                                 gpu_memory_gib=141, sharding="replicated",
-                                 gradient_checkpointing=False)
+    config = replace_settings(load_preset("paper-qwen3.5-9b-alfworld", out_dir=str(tmp_path)),
+                              {"infra.gpu_memory_gib": 141, "infra.sharding": "replicated",
+                               "infra.gradient_checkpointing": False})
     with pytest.raises(MemoryPlanError) as error:
         Trainer(config)  # stops before loading the model or writing the run folder
     message = str(error.value)
     assert "\n" not in message and "Qwen/Qwen3.5-9B" in message
-    assert "sharding='fsdp' on" in message and "gradient_checkpointing=True" in message
+    assert "infra.sharding='fsdp' on" in message and "infra.gradient_checkpointing=True" in message
     assert not any(tmp_path.iterdir())
-    fitted = dataclasses.replace(config, sharding="fsdp", gradient_checkpointing=True)
+    fitted = replace_settings(config, {"infra.sharding": "fsdp",
+                                       "infra.gradient_checkpointing": True})
     assert check_fits(fitted, world_size=8).fits
-    assert check_fits(dataclasses.replace(config, device="cpu")) is None  # CPU: not checked
+    assert check_fits(replace_settings(config, {"infra.device": "cpu"})) is None  # CPU: not checked
 
 
 def test_train_dry_run_prints_the_plan(capsys) -> None:
     from sdgym.cli import main
 
     assert main(["train", "--preset", "paper-qwen3.5-2b-searchqa", "--dry-run", "--gpus", "2",
-                 "--set", "gpu_memory_gib=141"]) == 0
+                 "--infra.gpu-memory-gib", "141"]) == 0
     out = capsys.readouterr().out
     assert "memory plan: Qwen/Qwen3.5-2B, 2 GPU(s), replicated" in out
     for line in ("parameters", "gradients", "optimizer", "frozen reference", "activations",

@@ -15,7 +15,7 @@ from test_learner import synthetic_rows, tiny_policy  # noqa: E402
 
 from agents.model_loading import load_model, resolve_dtype  # noqa: E402
 from agents.warm_starts import resolve_model  # noqa: E402
-from baselines.config import TrainConfig  # noqa: E402
+from baselines.config import InfraConfig, ModelConfig, TrainConfig  # noqa: E402
 from baselines.grpo import GRPOConfig  # noqa: E402
 from baselines.heads import make_head  # noqa: E402
 from baselines.learner import Learner  # noqa: E402
@@ -35,9 +35,9 @@ def test_dtype_names() -> None:
     with pytest.raises(ValueError, match="dtype must be one of"):
         resolve_dtype("float8")
     with pytest.raises(ValueError, match="dtype must be one of"):
-        TrainConfig(dtype="half")
+        TrainConfig(model=ModelConfig(dtype="half"))
     with pytest.raises(ValueError, match="sharding"):
-        TrainConfig(sharding="zero3")
+        TrainConfig(infra=InfraConfig(sharding="zero3"))
 
 
 def _logprobs(model: torch.nn.Module, precision: Precision) -> torch.Tensor:
@@ -67,8 +67,9 @@ def test_bfloat16_loading_and_autocast_match_float32() -> None:
 
 def _step(dtype: str) -> tuple[torch.nn.Module, dict, TeacherWeights, torch.optim.Optimizer]:
     model = copy.deepcopy(tiny_policy())
-    config = TrainConfig(dtype=dtype, micro_batch_size=4, max_grad_norm=1e9,
-                         grpo=GRPOConfig(kl_coef=0.05, entropy_coef=0.01))
+    config = TrainConfig(model=ModelConfig(dtype=dtype),
+                         grpo=GRPOConfig(kl_coef=0.05, entropy_coef=0.01, micro_batch_size=4,
+                                         max_grad_norm=1e9))
     head = make_head("opsd", teacher_weights="frozen")
     precision = Precision.for_run(dtype, "cpu")
     teachers = TeacherWeights(model, ["frozen", head.teacher_weights], head.ema_decay,

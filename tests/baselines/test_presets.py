@@ -6,33 +6,33 @@ import dataclasses
 
 import pytest
 
-from baselines.config import PRESET_DIR, TrainConfig, load_preset, read_preset
+from baselines.config import PRESET_DIR, TrainConfig, flat_settings, load_preset, read_preset
 
 
 def test_a_child_preset_is_its_base_plus_its_own_values(tmp_path) -> None:
-    (tmp_path / "base.toml").write_text('description = "base"\nsteps = 5\nlr = 0.01\n'
-                                        '[grpo]\nkl_coef = 0.5\nclip_low = 0.1\n')
+    (tmp_path / "base.toml").write_text('description = "base"\nsteps = 5\n'
+                                        '[grpo]\nlr = 0.01\nkl_coef = 0.5\nclip_low = 0.1\n')
     (tmp_path / "child.toml").write_text('description = "child"\nextends = "base"\nsteps = 7\n'
                                          '[grpo]\nkl_coef = 0.0\n')
     assert read_preset(tmp_path / "child.toml", PRESET_DIR, "training") == {
-        "description": "child", "steps": 7, "lr": 0.01, "grpo": {"kl_coef": 0.0, "clip_low": 0.1}}
+        "description": "child", "steps": 7, "grpo": {"lr": 0.01, "kl_coef": 0.0, "clip_low": 0.1}}
     config = load_preset(str(tmp_path / "child.toml"))
-    assert (config.steps, config.lr, config.grpo.kl_coef, config.grpo.clip_low) == (7, 0.01, 0.0, 0.1)
+    assert (config.steps, config.grpo.lr, config.grpo.kl_coef, config.grpo.clip_low) == (7, 0.01, 0.0, 0.1)
 
 
 def test_paper_presets_differ_from_their_env_preset_in_the_model_and_its_layout_only() -> None:
     """A size preset sets the model and what the memory plan needs for it (FSDP for 4B, FSDP
     and gradient checkpointing for 9B), nothing else."""
-    layout = {"2b": {}, "4b": {"sharding": "fsdp"},
-              "9b": {"sharding": "fsdp", "gradient_checkpointing": True}}
+    layout = {"2b": {}, "4b": {"infra.sharding": "fsdp"},
+              "9b": {"infra.sharding": "fsdp", "infra.gradient_checkpointing": True}}
     for env in ("alfworld", "scienceworld", "searchqa", "webshop"):
-        base = load_preset(f"paper-qwen3.5-{env}").to_dict()
+        base = flat_settings(load_preset(f"paper-qwen3.5-{env}").to_dict())
         for size in ("2b", "4b", "9b"):
-            child = load_preset(f"paper-qwen3.5-{size}-{env}").to_dict()
+            child = flat_settings(load_preset(f"paper-qwen3.5-{size}-{env}").to_dict())
             changed = {k: child[k] for k in child if child[k] != base[k]}
-            assert child["model"] == f"Qwen/Qwen3.5-{size.upper()}"
-            assert {k: v for k, v in changed.items() if k != "model"} == layout[size]
-            assert child["model"] == f"Qwen/Qwen3.5-{size.upper()}"
+            assert child["model.name"] == f"Qwen/Qwen3.5-{size.upper()}"
+            assert {k: v for k, v in changed.items() if k != "model.name"} == layout[size]
+            assert child["model.name"] == f"Qwen/Qwen3.5-{size.upper()}"
 
 
 def test_an_extends_loop_is_an_error_naming_it(tmp_path) -> None:
@@ -44,17 +44,20 @@ def test_an_extends_loop_is_an_error_naming_it(tmp_path) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ('extends = "cpu-smoke"\nsteps = "3"\n', r"^steps must be an integer, got '3'$"),
-    ('extends = "cpu-smoke"\nsft_teacher_contexts = "skills"\n',
-     r"^sft_teacher_contexts must be a list of strings, got 'skills'$"),
+    ('extends = "cpu-smoke"\n[sft]\nteacher_contexts = "skills"\n',
+     r"^sft.teacher_contexts must be a list of strings, got 'skills'$"),
     ('extends = "cpu-smoke"\n[grpo]\nkl_coef = "0"\n', r"^grpo.kl_coef must be a number"),
     ('extends = "cpu-smoke"\n[grpo]\nadvantage_scope = "trajectory"\n',
      r"^grpo.advantage_scope must be one of \('episode', 'turn'\), got 'trajectory'$"),
-    ('extends = "cpu-smoke"\nmethod = "sdar"\n[head_kwargs]\nteacher_weights = "old"\n',
+    ('extends = "cpu-smoke"\nmethod = "sdar"\n[head]\nteacher_weights = "old"\n',
      "teacher_weights must be one of"),
-    ('extends = "cpu-smoke"\nmethod = "sdar"\n[head_kwargs]\ncolour = 1\n',
-     "head_kwargs for method 'sdar'"),
+    ('extends = "cpu-smoke"\nmethod = "sdar"\n[head]\ncolour = 1\n',
+     "head options for method 'sdar'"),
     ('extends = "cpu-smoke"\nmethod = "nope"\n', "unknown method 'nope'"),
-    ('extends = "cpu-smoke"\nwandb_mode = "cloud"\n', "wandb_mode must be one of"),
+    ('extends = "cpu-smoke"\n[infra]\nwandb_mode = "cloud"\n', "infra.wandb_mode must be one of"),
+    ('extends = "cpu-smoke"\n[sft]\nsteps = -1\n', r"^sft.steps must be >= 0, got -1$"),
+    ('extends = "cpu-smoke"\nsft_steps = 3\n', r"^preset bad: sft_steps is now sft.steps"),
+    ('extends = "cpu-smoke"\n[sft]\nstepz = 3\n', r"^unknown sft options \['stepz'\]$"),
 ])
 def test_train_preset_types_and_choices_are_checked_when_the_config_is_built(
         tmp_path, text, message) -> None:
@@ -73,19 +76,21 @@ def test_the_config_checks_also_guard_direct_construction() -> None:
 
 
 def test_dotted_overrides_merge_one_key_of_a_table() -> None:
-    from baselines.config import dotted_overrides
+    from baselines.config import dotted_settings
 
-    flat, tables = dotted_overrides({"lr": 1e-3, "grpo.kl_coef": 0.02, "env.size": "small",
-                                     "head.teacher_weights": "frozen", "prompt.history": 1})
-    assert flat == {"lr": 1e-3}
-    config = load_preset("cpu-mini", tables, **flat)
+    settings = {"grpo.lr": 1e-3, "grpo.kl_coef": 0.02, "env.size": "small",
+                "head.teacher_weights": "frozen", "rollout.prompt.history": 1}
+    assert [parts for parts, _ in dotted_settings(settings)] == [
+        ("grpo", "lr"), ("grpo", "kl_coef"), ("env_kwargs", "size"), ("head", "teacher_weights"),
+        ("rollout", "prompt", "history")]
+    config = load_preset("cpu-mini", settings)
     base = load_preset("cpu-mini")
-    assert (config.lr, config.grpo.kl_coef, config.env_kwargs["size"]) == (1e-3, 0.02, "small")
-    assert config.head_kwargs == {"teacher_weights": "frozen"}
-    assert config.prompt == {**base.prompt, "history": 1}  # the other prompt keys are kept
+    assert (config.grpo.lr, config.grpo.kl_coef, config.env_kwargs["size"]) == (1e-3, 0.02, "small")
+    assert config.head == {"teacher_weights": "frozen"}
+    assert config.rollout.prompt == {**base.rollout.prompt, "history": 1}  # other keys kept
     assert config.grpo.clip_low == base.grpo.clip_low
     with pytest.raises(ValueError, match="'foo' is not a table of the training config"):
-        dotted_overrides({"foo.bar": 1})
+        dotted_settings({"foo.bar": 1})
     from sdgym.cli import parse_env_kwargs
 
     assert parse_env_kwargs(["val_teacher=true", "a=false", "b=True", "c=word"]) == {

@@ -17,12 +17,13 @@ from baselines.trainer import Trainer
 pytest.importorskip("transformers")
 
 
-def tiny_config(tmp_path, **overrides):
-    values = dict(out_dir=str(tmp_path / "runs"), sft_steps=4, sft_tasks=8, steps=2,
-                  num_groups=2, group_size=2, val_episodes=2, test_episodes=2, test_seeds=2,
-                  max_new_tokens=12, val_every=1, checkpoint_every=1)
-    values.update(overrides)
-    return load_preset("cpu-smoke", **values)
+def tiny_config(tmp_path, settings=None, **overrides):
+    values = {"sft.steps": 4, "sft.tasks": 8, "rollout.num_groups": 2, "rollout.group_size": 2,
+              "rollout.max_new_tokens": 12, "evaluation.val_episodes": 2,
+              "evaluation.test_episodes": 2, "evaluation.test_seeds": 2,
+              "evaluation.val_every": 1, "infra.checkpoint_every": 1, **(settings or {})}
+    return load_preset("cpu-smoke", values, **{"out_dir": str(tmp_path / "runs"), "steps": 2,
+                                               **overrides})
 
 
 def test_presets_load_and_reject_unknown_options() -> None:
@@ -109,7 +110,7 @@ def test_tempered_policy_rescores_old_logprobs_at_the_sampling_temperature(tmp_p
     update's ratio is 1 (nothing clipped), whereas raw rollout log-probs would differ."""
     from baselines.policy_forward import response_forward
 
-    trainer = Trainer(tiny_config(tmp_path, temperature=2.0, tempered_logprobs=True, sft_steps=2))
+    trainer = Trainer(tiny_config(tmp_path, {"rollout.temperature": 2.0, "grpo.tempered_logprobs": True, "sft.steps": 2}))
     try:
         assert trainer.policy_temperature == 2.0
         batch = trainer.engine.collect(trainer._group_seeds(1), trainer._sampling(1, 2.0), "easy_train")
@@ -134,7 +135,7 @@ def test_tempered_policy_rescores_old_logprobs_at_the_sampling_temperature(tmp_p
         assert metrics["clip_fraction"] == 0.0
     finally:
         trainer.close()
-    plain = Trainer(tiny_config(tmp_path / "plain", temperature=2.0, sft_steps=2))
+    plain = Trainer(tiny_config(tmp_path / "plain", {"rollout.temperature": 2.0, "sft.steps": 2}))
     try:
         assert plain.policy_temperature == 1.0
     finally:
@@ -165,7 +166,7 @@ def test_vllm_backend_samples_with_the_trained_weights_after_every_update(tmp_pa
         return engines[-1]
 
     monkeypatch.setattr(trainer_module, "colocated_vllm", colocated)
-    config = tiny_config(tmp_path, backend="vllm", vllm_kwargs={"gpu_memory_utilization": 0.5})
+    config = tiny_config(tmp_path, {"rollout.backend": "vllm", "rollout.vllm_kwargs": {"gpu_memory_utilization": 0.5}})
     trainer = Trainer(config)
     try:
         start = {k: v.clone() for k, v in trainer.model.state_dict().items()}
@@ -191,18 +192,21 @@ def test_vllm_backend_samples_with_the_trained_weights_after_every_update(tmp_pa
 
 def test_unknown_backend_is_rejected() -> None:
     with pytest.raises(ValueError, match="backend must be 'hf' or 'vllm'"):
-        load_preset("cpu-smoke", backend="sglang")
+        load_preset("cpu-smoke", {"rollout.backend": "sglang"})
     with pytest.raises(ValueError, match="not 'openai': samples from a remote server are off-policy"):
-        load_preset("cpu-smoke", backend="openai")
+        load_preset("cpu-smoke", {"rollout.backend": "openai"})
 
 
 @pytest.mark.parametrize(("override", "message"), [
-    ({"steps": -3}, "steps must be >= 0"), ({"group_size": 0}, "group_size must be >= 1"),
-    ({"lr": "abc"}, "lr must be a number"), ({"num_groups": 2.5}, "num_groups must be an integer"),
-    ({"lr": 0.0}, "lr must be > 0"), ({"env_id": "sdgym/Nope-v0"}, "unknown env_id 'sdgym/Nope-v0'")])
+    ({"steps": -3}, "steps must be >= 0"),
+    ({"rollout.group_size": 0}, "rollout.group_size must be >= 1"),
+    ({"grpo.lr": "abc"}, "grpo.lr must be a number"),
+    ({"rollout.num_groups": 2.5}, "rollout.num_groups must be an integer"),
+    ({"grpo.lr": 0.0}, "grpo.lr must be > 0"),
+    ({"env_id": "sdgym/Nope-v0"}, "unknown env_id 'sdgym/Nope-v0'")])
 def test_bad_training_options_fail_with_a_message_naming_them(override, message) -> None:
     with pytest.raises(ValueError, match=message):
-        load_preset("cpu-smoke", **override)
+        load_preset("cpu-smoke", override)
 
 
 def test_resume_under_other_settings_is_refused(tmp_path) -> None:
@@ -216,7 +220,7 @@ def test_resume_under_other_settings_is_refused(tmp_path) -> None:
     finally:
         first.close()
     recorded = (first.run_dir / "config.json").read_text()
-    with pytest.raises(ValueError, match=r"lr: 0.0003 -> 0.5"):
-        Trainer(tiny_config(tmp_path, steps=1, lr=0.5), resume=True)
+    with pytest.raises(ValueError, match=r"grpo.lr: 0.0003 -> 0.5"):
+        Trainer(tiny_config(tmp_path, {"grpo.lr": 0.5}, steps=1), resume=True)
     assert (first.run_dir / "config.json").read_text() == recorded  # nothing rewritten
     check_resume_settings(tiny_config(tmp_path, steps=5), first.run_dir)  # more steps: fine

@@ -1,4 +1,4 @@
-"""The trainer with ``rollout_backend="ray"``: env actors for training and validation, Ray closed after."""
+"""The trainer with ``rollout.pool = "ray"``: env actors for training and validation, Ray closed after."""
 
 from __future__ import annotations
 
@@ -16,9 +16,7 @@ from baselines.trainer import Trainer  # noqa: E402
 def test_training_step_with_ray_env_workers(tmp_path) -> None:
     if ray.is_initialized():
         pytest.skip("Ray already running in this process")
-    config = load_preset("cpu-smoke", out_dir=str(tmp_path / "runs"), sft_steps=4, sft_tasks=8,
-                         steps=1, num_groups=2, group_size=2, val_episodes=2, max_new_tokens=12,
-                         rollout_backend="ray", ray_num_workers=2)
+    config = load_preset("cpu-smoke", {"sft.steps": 4, "sft.tasks": 8, "rollout.num_groups": 2, "rollout.group_size": 2, "evaluation.val_episodes": 2, "rollout.max_new_tokens": 12, "rollout.pool": "ray", "rollout.ray_num_workers": 2}, out_dir=str(tmp_path / "runs"), steps=1)
     trainer = Trainer(config)
     try:
         summary = trainer.fit()
@@ -34,7 +32,7 @@ def test_training_step_with_ray_env_workers(tmp_path) -> None:
 
 
 def test_bad_rollout_options_fail_when_the_config_is_made(tmp_path) -> None:
-    with pytest.raises(ValueError, match="rollout_backend"):
-        load_preset("cpu-smoke", rollout_backend="dask")
+    with pytest.raises(ValueError, match="rollout.pool"):
+        load_preset("cpu-smoke", {"rollout.pool": "dask"})
     with pytest.raises(ValueError, match="ray_num_workers"):
-        load_preset("cpu-smoke", rollout_backend="ray", ray_num_workers=0)
+        load_preset("cpu-smoke", {"rollout.pool": "ray", "rollout.ray_num_workers": 0})

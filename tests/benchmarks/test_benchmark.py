@@ -178,8 +178,9 @@ def test_reduced_cpu_mini_reports_every_planned_cell_and_seed(tmp_path) -> None:
     preset = dataclasses.replace(
         full, methods=["grpo", "sdar"], baseline_envs=["sdgym/SearchQA-v0"], ppo_envs=[],
         baseline_episodes=4, baseline_seeds=2,
-        train_overrides={**full.train_overrides, "steps": 1, "val_every": 1, "val_episodes": 8,
-                         "test_episodes": 12, "checkpoint_every": 1})
+        train_overrides={**full.train_overrides, "steps": 1, "infra": {"checkpoint_every": 1},
+                         "evaluation": {**full.train_overrides["evaluation"], "val_every": 1,
+                                        "val_episodes": 8, "test_episodes": 12}})
     cells, _ = plan(preset)
     result = run_matrix(preset, tmp_path, jobs=2)
     assert not result["failures"] and result["planned"] == len(cells) == 2 + 3 * 3

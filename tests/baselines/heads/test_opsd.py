@@ -111,10 +111,12 @@ def test_defaults_are_the_reference_recipe_and_deviations_are_recorded() -> None
     head = make_head("opsd")
     assert (head.beta, head.loss, head.teacher_weights) == (0.5, "jsd", "frozen")
     assert head.entropy_coef == 0.0 and head.kl_coef == 0.0  # no RL term, no KL to a reference
-    recipe = {"temperature": 1.1, "tempered_logprobs": True, "lr": 2e-4}
+    recipe = {"rollout": {"temperature": 1.1}, "grpo": {"tempered_logprobs": True, "lr": 2e-4}}
     assert head.deviations(recipe) == list(head.notes)  # only the fixed notes remain
-    cpu = head.deviations({"temperature": 1.0, "tempered_logprobs": False, "lr": 3e-4})
-    assert "temperature = 1.0 (reference: 1.1)" in cpu and "lr = 0.0003 (reference: 0.0002)" in cpu
+    cpu = head.deviations({"rollout": {"temperature": 1.0},
+                           "grpo": {"tempered_logprobs": False, "lr": 3e-4}})
+    assert "rollout.temperature = 1.0 (reference: 1.1)" in cpu
+    assert "grpo.lr = 0.0003 (reference: 0.0002)" in cpu
     assert any("current" in d for d in make_head("opsd", teacher_weights="current").deviations())
     with pytest.raises(ValueError, match="loss"):
         make_head("opsd", loss="kl")

@@ -1,0 +1,135 @@
+"""Typed ``sdgym train`` options generated from the config's sections and the heads' knobs.
+
+Every scalar or list field of a section is an option ``--<section>.<field-with-dashes>``
+(``--sft.steps 200``, ``--grpo.kl-coef 0.01``, ``--rollout.pool ray``, ``--infra.sharding fsdp``),
+and every knob of a registered head is ``--head.<knob>`` (``--head.teacher-weights frozen``).
+The value is read as the field's type hint says (``int``, ``float``, ``true``/``false``, a string,
+``none`` for an optional field, a comma-separated list); a bad one is a one-line error naming the
+option. Table fields (``env_kwargs``, ``rollout.prompt``, ``model.tiny``, …) are set one key at a
+time with ``--set env.size=small``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import types
+import typing
+from typing import Any
+
+from baselines.config import SECTIONS, field_hint
+from baselines.typecheck import describe
+
+PREFIX = "config:"
+"""Namespace attributes of the generated options: ``config:sft.steps``."""
+
+
+def _is_option(hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    return not (hint is dict or origin is dict or dataclasses.is_dataclass(hint))
+
+
+def head_knobs() -> dict[str, Any]:
+    """``{knob: type hint}`` over every registered head's keyword arguments (``Any`` where two
+    heads disagree on the type)."""
+    from baselines.heads import HEADS, TeacherHead, available_heads
+
+    available_heads()  # loads every head module
+    knobs: dict[str, Any] = {}
+    for cls in [TeacherHead, *HEADS.values()]:
+        hints = typing.get_type_hints(cls.__init__)
+        for name, parameter in inspect.signature(cls.__init__).parameters.items():
+            if name == "self" or parameter.kind in (parameter.VAR_KEYWORD,
+                                                    parameter.VAR_POSITIONAL):
+                continue
+            hint = hints.get(name, Any)
+            knobs[name] = hint if knobs.get(name, hint) == hint else Any
+    return knobs
+
+
+def add_config_options(parser: argparse.ArgumentParser) -> None:
+    """Add one option per section field and head knob (see the module docstring)."""
+    group = parser.add_argument_group(
+        "config options", "one field each (as in the preset's tables); tables: --set KEY=VALUE")
+    for section, cls in SECTIONS.items():
+        for item in dataclasses.fields(cls):
+            hint = field_hint(f"{section}.{item.name}")
+            if _is_option(hint):
+                _add(group, f"{section}.{item.name}", hint, _default_text(item))
+    for knob, hint in sorted(head_knobs().items()):
+        _add(group, f"head.{knob}", hint, "the head's default")
+
+
+def _default_text(item: dataclasses.Field) -> str:
+    if item.default is not dataclasses.MISSING:
+        return repr(item.default)
+    return repr(item.default_factory())  # type: ignore[misc]
+
+
+def _add(group: argparse._ArgumentGroup, path: str, hint: Any, default: str) -> None:
+    section, name = path.split(".", 1)
+    group.add_argument(f"--{section}.{name.replace('_', '-')}", dest=PREFIX + path,
+                       default=argparse.SUPPRESS, metavar=_metavar(hint),
+                       help=f"{describe(hint)} (default: the preset's, else {default})")
+
+
+def _metavar(hint: Any) -> str:
+    if typing.get_origin(hint) is list:
+        return "A,B,..."
+    return {int: "N", float: "X", bool: "true|false"}.get(hint, "VALUE")
+
+
+def config_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``{dotted path: typed value}`` of the generated options given on the command line."""
+    knobs = None
+    settings = {}
+    for key, text in vars(args).items():
+        if not key.startswith(PREFIX):
+            continue
+        path = key.removeprefix(PREFIX)
+        section, name = path.split(".", 1)
+        if section == "head":
+            knobs = head_knobs() if knobs is None else knobs
+            hint = knobs[name]
+        else:
+            hint = field_hint(path)
+        settings[path] = parse_value(text, hint, f"--{section}.{name.replace('_', '-')}")
+    return settings
+
+
+_TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
+
+
+def parse_value(text: str, hint: Any, option: str) -> Any:
+    """``text`` read as type ``hint`` (see the module docstring); ValueError naming ``option``."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if text.lower() in ("none", "null") and type(None) in args:
+            return None
+        for inner in (a for a in args if a is not type(None)):
+            try:
+                return parse_value(text, inner, option)
+            except ValueError:
+                continue
+        raise ValueError(f"{option}: expected {describe(hint)}, got {text!r}")
+    if origin is list:
+        inner = args[0] if args else str
+        return [parse_value(part.strip(), inner, option) for part in text.split(",")
+                if part.strip()]
+    try:
+        if hint is bool:
+            if text.lower() not in (*_TRUE, *_FALSE):
+                raise ValueError
+            return text.lower() in _TRUE
+        if hint is int:
+            return int(text)
+        if hint is float:
+            return float(text)
+    except ValueError:
+        raise ValueError(f"{option}: expected {describe(hint)}, got {text!r}") from None
+    if hint is Any:
+        from sdgym.cli import parse_env_kwargs
+
+        return parse_env_kwargs([f"value={text}"])["value"]
+    return text
