@@ -111,6 +111,7 @@ def response_logits(
     share_prompts: bool = False,
     bucket_cost: float | None = None,
     prefix: tuple[Any, int] | None = None,
+    share_prefix: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Float32 logits ``[B, R, V]`` that predict each response token, its ids and mask ``[B, R]``.
 
@@ -128,8 +129,9 @@ def response_logits(
     extra forward (:func:`~agents.backends.length_buckets.length_buckets`); ``None``: one pass.
     Same logits and gradients up to float rounding.
 
-    With ``share_prompts`` the tokens every prompt starts with (the system prompt and task
-    header) also run once, when that saves more than ``bucket_cost`` (default 128) positions: the
+    With ``share_prompts`` and ``share_prefix`` the tokens every prompt starts with (the system
+    prompt and task header) also run once, when that saves more than ``bucket_cost`` (default
+    128) positions: the
     rest of each prompt and its response then run on their KV cache (``prefix``: that cache and
     its length; the prompts given are what follows it).
     """
@@ -137,7 +139,7 @@ def response_logits(
     checkpointing = model.training and getattr(model, "is_gradient_checkpointing", False)
     can_share = (any(response_ids) and not checkpointing  # checkpointing turns the KV cache off
                  and (not torch.is_grad_enabled() or _attention_only(model)))
-    if share_prompts and can_share and prefix is None:
+    if share_prompts and share_prefix and can_share and prefix is None:
         length = common_prefix_length(prompt_ids, 128.0 if bucket_cost is None else bucket_cost)
         if length:
             return response_logits(model, [p[length:] for p in prompt_ids], response_ids,
@@ -148,7 +150,8 @@ def response_logits(
         if len(groups) > 1:
             parts = [response_logits(model, [prompt_ids[i] for i in group],
                                      [response_ids[i] for i in group], pad_token_id,
-                                     share_prompts, prefix=prefix) for group in groups]
+                                     share_prompts, prefix=prefix, share_prefix=share_prefix)
+                     for group in groups]
             return _merge_row_buckets(parts, groups, pad_token_id)
     distinct: dict[tuple[int, ...], int] = {}
     rows = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]
@@ -267,6 +270,7 @@ def _shared_prompt_logits(
     model: torch.nn.Module, prompts: list[list[int]], rows: list[int],
     response_ids: Sequence[Sequence[int]], pad_token_id: int, device: torch.device,
     prefix: tuple[Any, int] | None = None,
+    share_prefix: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """:func:`response_logits` with each distinct prompt's forward run once (``rows[i]``: the
     distinct prompt of row ``i``)."""
