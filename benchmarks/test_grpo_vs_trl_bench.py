@@ -46,14 +46,12 @@ pytest.importorskip("transformers")
 pytest.importorskip("trl", reason="the GRPO-vs-TRL benchmark needs trl: pip install 'sdgym[bench]'")
 pytest.importorskip("datasets", reason="TRL's GRPOTrainer needs datasets: pip install 'sdgym[bench]'")
 
-import gymnasium as gym  # noqa: E402
 import torch  # noqa: E402
 
 import sdgym  # noqa: E402, F401  (registers the environments)
-from agents.backends.base import SamplingParams, render_chat  # noqa: E402
+from agents.backends.base import SamplingParams  # noqa: E402
 from agents.backends.hf import HFBackend  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
-from agents.prompts import public_turn, student_messages  # noqa: E402
 from agents.tiny_model import build_tiny_model  # noqa: E402
 from baselines.grpo import (  # noqa: E402
     GRPOConfig,
@@ -63,6 +61,7 @@ from baselines.grpo import (  # noqa: E402
     masked_mean,
 )
 from baselines.policy_forward import response_forward  # noqa: E402
+from benchmarks.real_prompts import first_turn_prompts  # noqa: E402
 
 ENV_ID = "sdgym/SearchQA-v0"
 NUM_PROMPTS = 4
@@ -77,7 +76,7 @@ STEP_TIMEOUT_S = 300.0
 
 PREVIOUS_BACKEND = {"share_prompt_prefill": False, "drop_finished_rows": False,
                     "length_buckets": False, "grouped_decode_attention": False,
-                    "static_cache": False}
+                    "static_cache": False, "shared_prefix": False}
 PREVIOUS_FORWARD = {"share_prompts": False, "bucket_cost": None}
 """The path before the throughput work: every row prefilled and trained on its whole prompt,
 one padded batch, transformers' sdpa with a growing cache (the same numbers, slower)."""
@@ -88,16 +87,7 @@ _MEAN_SECONDS: dict[str, float] = {}
 
 def first_observation_prompts(tokenizer: Any, count: int = NUM_PROMPTS) -> list[str]:
     """Chat-rendered student prompts of the first turn of ``count`` Search-QA tiny episodes."""
-    env = gym.make(ENV_ID, size="tiny")
-    try:
-        prompts = []
-        for seed in range(count):
-            observation, info = env.reset(seed=seed, options={"split": "easy_train"})
-            turn = public_turn(ENV_ID, observation, 1, [], observation, info)
-            prompts.append(render_chat(tokenizer, student_messages(turn)))
-        return prompts
-    finally:
-        env.close()
+    return first_turn_prompts(tokenizer, count, env_id=ENV_ID, size="tiny")
 
 
 def word_count_reward(text: str) -> float:

@@ -16,6 +16,7 @@ import torch
 
 from agents.backends.base import FinishReason, Generation, PolicyBackend, SamplingParams
 from agents.backends.decode_attention import grouped_decoding
+from agents.backends.lean_decode import LeanDecoder, can_lean_decode
 from agents.backends.length_buckets import length_buckets
 from agents.backends.row_streams import uniforms
 
@@ -365,10 +366,11 @@ class _DecodeState:
 
     def decode(self, model: torch.nn.Module, tokens: torch.Tensor,
                reasons: Sequence[FinishReason | None], logits: torch.Tensor,
-               drop_finished: bool) -> None:
+               drop_finished: bool, lean: LeanDecoder | None = None) -> None:
         """Feed this step's ``tokens`` of the still-running rows; write their next ``logits``.
         With ``drop_finished``, rows that finished leave the forward (their cache rows are
-        dropped once an eighth of the batch has finished since the last cut)."""
+        dropped once an eighth of the batch has finished since the last cut). With ``lean``
+        (a preallocated cache only), the step runs through :class:`LeanDecoder`."""
         live = [i for i, row in enumerate(self.running) if reasons[row] is None]
         if not live:
             return
@@ -380,6 +382,11 @@ class _DecodeState:
             self.rows_tensor = self.rows_tensor[keep]
         self.attention_mask = torch.cat(
             [self.attention_mask, self.attention_mask.new_ones(len(self.running), 1)], 1)
+        if lean is not None:
+            logits[self.rows_tensor] = lean.step(tokens[self.rows_tensor], self.next_pos,
+                                                 self.cache, self.attention_mask)
+            self.next_pos = self.next_pos + 1
+            return
         out = model(input_ids=tokens[self.rows_tensor][:, None],
                     attention_mask=self.attention_mask, position_ids=self.next_pos,
                     past_key_values=self.cache, use_cache=True)
@@ -424,6 +431,10 @@ class HFBackend(PolicyBackend):
             system prompt and task header) once and prefill only the rest of each prompt on
             top of their KV cache, where that saves more than an extra forward costs;
             attention-only models only.
+        lean_decode: Run decode steps of a plain Qwen3 model through
+            :class:`~agents.backends.lean_decode.LeanDecoder` (the same math in plain tensor
+            ops, without transformers' per-call work) on the static cache; other models, or
+            ``static_cache=False``, decode through the model's forward.
     """
 
     def __init__(
@@ -444,6 +455,7 @@ class HFBackend(PolicyBackend):
         grouped_decode_attention: bool = True,
         static_cache: bool = True,
         shared_prefix: bool = True,
+        lean_decode: bool = True,
     ) -> None:
         if isinstance(model, (str, Path)):
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -475,6 +487,8 @@ class HFBackend(PolicyBackend):
         self.grouped_decode_attention = grouped_decode_attention
         self.static_cache = static_cache
         self.shared_prefix = shared_prefix
+        self.lean_decode = lean_decode
+        self._lean: LeanDecoder | None = None
         self.pad_token_id = self._pad_id(tokenizer)
         self.eos_token_ids = (
             frozenset(eos_token_ids) if eos_token_ids is not None else self._default_eos()
@@ -560,6 +574,7 @@ class HFBackend(PolicyBackend):
         reasons: list[FinishReason | None] = [None] * batch
         with grouped_decoding(self.model, self.grouped_decode_attention):
             state = self._prefill(prefill, owner, params.max_new_tokens)
+            lean = self._lean_decoder(state.cache)
             logits = state.logits
             for step in range(params.max_new_tokens):
                 draws = (None if params.row_seeds is None or params.temperature == 0 else
@@ -578,7 +593,7 @@ class HFBackend(PolicyBackend):
                         reasons[row] = "length"
                 if all(r is not None for r in reasons):
                     break
-                state.decode(self.model, tokens, reasons, logits, self.drop_finished_rows)
+                state.decode(self.model, tokens, reasons, logits, self.drop_finished_rows, lean)
         return [
             Generation(
                 text=self._decode(resp, params),
@@ -589,6 +604,19 @@ class HFBackend(PolicyBackend):
             )
             for prompt, resp, lps, reason in zip(prompt_ids, responses, logprobs, reasons)
         ]
+
+    def _lean_decoder(self, cache: Any) -> LeanDecoder | None:
+        """The :class:`LeanDecoder` for this call's decode steps (bound to the current weights),
+        when :attr:`lean_decode` is on, the model qualifies and the cache is preallocated."""
+        from transformers import StaticCache
+
+        if not (self.lean_decode and isinstance(cache, StaticCache)
+                and can_lean_decode(self.model)):
+            return None
+        if self._lean is None or self._lean.model is not self.model:
+            self._lean = LeanDecoder(self.model)
+        self._lean.bind()
+        return self._lean
 
     def _prefill(self, prompts: list[list[int]], owner: list[int],
                  max_new_tokens: int) -> _DecodeState:

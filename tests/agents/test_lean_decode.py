@@ -1,0 +1,82 @@
+"""LeanDecoder: the same decode steps as transformers' Qwen3 forward, on the same cache."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from agent_fixtures import rendered_prompts, shared_hf_backend  # noqa: E402
+
+from agents.backends.base import SamplingParams  # noqa: E402
+from agents.backends.hf import HFBackend  # noqa: E402
+from agents.backends.lean_decode import LeanDecoder, can_lean_decode  # noqa: E402
+
+
+@pytest.fixture
+def hf_backend() -> HFBackend:
+    return shared_hf_backend()
+
+
+def test_lean_steps_give_the_model_forward_logits(hf_backend: HFBackend) -> None:
+    """Prefill a left-padded batch into a static cache, then decode 6 steps twice: through the
+    model's forward and through LeanDecoder on a copy of the cache."""
+    from transformers import StaticCache
+
+    from agents.backends.hf import left_pad, position_ids_from_mask
+
+    model = hf_backend.model.eval()
+    ids, mask = left_pad(hf_backend.encode(rendered_prompts(hf_backend.tokenizer)), 0)
+    positions = position_ids_from_mask(mask)
+    cache = StaticCache(config=model.config, max_cache_len=ids.shape[1] + 8)
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                    past_key_values=cache, use_cache=True, logits_to_keep=1)
+    lean_cache = copy.deepcopy(cache)
+    lean = LeanDecoder(model)
+    lean.bind()
+    tokens, next_pos = out.logits[:, -1].argmax(-1), positions[:, -1:] + 1
+    for _ in range(6):
+        mask = torch.cat([mask, mask.new_ones(len(mask), 1)], 1)
+        with torch.no_grad():
+            expected = model(input_ids=tokens[:, None], attention_mask=mask, position_ids=next_pos,
+                             past_key_values=cache, use_cache=True).logits[:, -1]
+        got = lean.step(tokens, next_pos, lean_cache, mask)
+        assert torch.allclose(got, expected, atol=2e-5), (got - expected).abs().max()
+        tokens, next_pos = expected.argmax(-1), next_pos + 1
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.0])
+def test_lean_decoding_gives_the_generations_of_the_model_forward(hf_backend: HFBackend,
+                                                                 temperature: float) -> None:
+    prompts = rendered_prompts(hf_backend.tokenizer)
+    params = SamplingParams(max_new_tokens=16, temperature=temperature, seed=3)
+    model = copy.deepcopy(hf_backend.model)
+    lean = HFBackend(model, hf_backend.tokenizer)
+    plain = HFBackend(model, hf_backend.tokenizer, lean_decode=False)
+    for _ in range(2):  # the second time after a weight change: the decoder reads the new weights
+        a, b = lean.generate(prompts, params), plain.generate(prompts, params)
+        assert [g.response_ids for g in a] == [g.response_ids for g in b]
+        for x, y in zip(a, b):
+            assert x.logprobs == pytest.approx(y.logprobs, abs=1e-4)
+        with torch.no_grad():
+            for parameter in model.parameters():
+                parameter.add_(0.05 * torch.randn_like(parameter))
+
+
+def test_only_plain_qwen3_models_are_lean_decoded(hf_backend: HFBackend) -> None:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    assert can_lean_decode(hf_backend.model)
+    llama = LlamaForCausalLM(LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64,
+                                         num_hidden_layers=1, num_attention_heads=2,
+                                         num_key_value_heads=1))
+    assert not can_lean_decode(llama)
+    with pytest.raises(ValueError, match="plain Qwen3 models, not LlamaForCausalLM"):
+        LeanDecoder(llama)
+    sliding = copy.deepcopy(hf_backend.model)
+    sliding.config.use_sliding_window = True
+    assert not can_lean_decode(sliding)
