@@ -38,14 +38,18 @@ def test_row_seeds_must_match_the_prompts() -> None:
 torch = pytest.importorskip("torch")
 
 
+@pytest.mark.parametrize("streams", ["per row", "one generator"])
 @pytest.mark.parametrize("top_p", [1.0, 0.85])
-def test_inverse_cdf_sampling_follows_the_distribution(top_p: float) -> None:
+def test_inverse_cdf_sampling_follows_the_distribution(top_p: float, streams: str) -> None:
     from agents.backends.hf import sample_next
 
     logits = torch.tensor([[2.0, 1.0, 0.0, -1.0, -30.0]]).repeat(40_000, 1)
     params = SamplingParams(temperature=0.8, top_p=top_p)
-    picked = sample_next(logits, params, None,
-                         torch.from_numpy(uniforms([stream_seed(3, r) for r in range(40_000)], 0)))
+    if streams == "per row":
+        picked = sample_next(logits, params, None, torch.from_numpy(
+            uniforms([stream_seed(3, r) for r in range(40_000)], 0)))
+    else:
+        picked = sample_next(logits, params, torch.Generator().manual_seed(3))
     probs = (logits[0] / 0.8).softmax(-1)
     if top_p < 1:  # the nucleus: the smallest top set holding top_p of the mass
         keep = (probs.cumsum(-1) - probs) <= top_p
