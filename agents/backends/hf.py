@@ -337,21 +337,31 @@ def cut_at_stop(text: str, stops: Sequence[str], include: bool) -> str:
     return text[: index + len(stop)] if include else text[:index]
 
 
+def _pad_columns(x: torch.Tensor, width: int, front: int, dim: int) -> torch.Tensor:
+    """``x`` widened to ``width`` along ``dim`` with zeros inserted after its first ``front``
+    entries (``front = 0``: left padding)."""
+    missing = width - x.shape[dim]
+    if missing == 0:
+        return x
+    shape = list(x.shape)
+    shape[dim] = missing
+    head, tail = x.narrow(dim, 0, front), x.narrow(dim, front, x.shape[dim] - front)
+    return torch.cat([head, x.new_zeros(shape), tail], dim=dim)
+
+
 def _merged_cache(target: Any, caches: list[Any], masks: list[torch.Tensor], width: int,
-                  config: Any) -> Any:
-    """One cache holding the prefill caches ``caches`` row after row, each right-aligned to
-    ``width`` (left padding, zeros where ``masks`` are 0), written into ``target`` (a
+                  config: Any, front: int = 0) -> Any:
+    """One cache holding the prefill caches ``caches`` row after row, each widened to ``width``
+    with zeros after its first ``front`` columns (``front = 0``: left padding; a shared prefix's
+    length: the prefix stays in columns ``[0, front)`` of every row), written into ``target`` (a
     preallocated cache) or a new dynamic cache through the cache's own ``update``."""
     if target is None:
         from transformers import DynamicCache
 
         target = DynamicCache(config=config)
     for layer in range(len(caches[0].layers)):
-        keys, values = [], []
-        for cache, mask in zip(caches, masks):
-            pad = (0, 0, width - mask.shape[1], 0)  # the sequence axis, on the left
-            keys.append(torch.nn.functional.pad(cache.layers[layer].keys, pad))
-            values.append(torch.nn.functional.pad(cache.layers[layer].values, pad))
+        keys = [_pad_columns(cache.layers[layer].keys, width, front, 2) for cache in caches]
+        values = [_pad_columns(cache.layers[layer].values, width, front, 2) for cache in caches]
         target.update(torch.cat(keys), torch.cat(values), layer)
     return target
 
@@ -361,9 +371,11 @@ class _DecodeState:
     forward still runs (in cache order), and the logits of their last prefill position."""
 
     def __init__(self, rows: list[int], cache: Any, attention_mask: torch.Tensor,
-                 next_pos: torch.Tensor, logits: torch.Tensor) -> None:
+                 next_pos: torch.Tensor, logits: torch.Tensor, shared_columns: int = 0) -> None:
         self.running, self.cache, self.logits = rows, cache, logits
         self.attention_mask, self.next_pos = attention_mask, next_pos
+        self.shared_columns = shared_columns
+        """Leading cache columns that hold the same prefix in every row."""
         self.rows_tensor = torch.tensor(rows, device=logits.device)
 
     def decode(self, model: torch.nn.Module, tokens: torch.Tensor,
@@ -386,7 +398,8 @@ class _DecodeState:
             [self.attention_mask, self.attention_mask.new_ones(len(self.running), 1)], 1)
         if lean is not None:
             logits[self.rows_tensor] = lean.step(tokens[self.rows_tensor], self.next_pos,
-                                                 self.cache, self.attention_mask)
+                                                 self.cache, self.attention_mask,
+                                                 self.shared_columns)
             self.next_pos = self.next_pos + 1
             return
         out = model(input_ids=tokens[self.rows_tensor][:, None],
@@ -643,8 +656,9 @@ class HFBackend(PolicyBackend):
             cache = pieces[0][3]
         else:
             cache = _merged_cache(cache, [piece[3] for piece in pieces],
-                                  [piece[1] for piece in pieces], width, self.model.config)
-        attention_mask = torch.cat([torch.nn.functional.pad(mask, (width - mask.shape[1], 0))
+                                  [piece[1] for piece in pieces], width, self.model.config,
+                                  front=shared)
+        attention_mask = torch.cat([_pad_columns(mask, width, shared, 1)
                                     for _, mask, _, _ in pieces])
         logits = torch.cat([piece[0] for piece in pieces])
         next_pos = torch.cat([piece[2] for piece in pieces])
@@ -654,7 +668,8 @@ class HFBackend(PolicyBackend):
             select = torch.tensor(index, device=self.device)
             logits, attention_mask, next_pos = logits[select], attention_mask[select], next_pos[select]
             cache.reorder_cache(select)
-        return _DecodeState(list(range(len(owner))), cache, attention_mask, next_pos, logits)
+        return _DecodeState(list(range(len(owner))), cache, attention_mask, next_pos, logits,
+                            shared)
 
     def _shared_prefix_length(self, prompts: list[list[int]]) -> int:
         """Tokens every prompt of the call starts with, when worth one extra forward

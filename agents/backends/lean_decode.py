@@ -92,12 +92,14 @@ class LeanDecoder:
 
     @torch.no_grad()
     def step(self, tokens: torch.Tensor, positions: torch.Tensor, cache: Any,
-             attention_mask: torch.Tensor) -> torch.Tensor:
+             attention_mask: torch.Tensor, shared_columns: int = 0) -> torch.Tensor:
         """Logits ``[B, V]`` (float32) after feeding ``tokens [B]`` at ``positions [B]``.
 
         ``attention_mask [B, L]`` covers the cache columns so far, this step's last; the step's
         keys and values are written to column ``L - 1`` of every layer of ``cache`` (a
-        transformers ``StaticCache``)."""
+        transformers ``StaticCache``). ``shared_columns``: the first columns hold the same
+        prefix in every row; attention then reads that prefix once for the whole batch
+        (:func:`_attend`) instead of once per row."""
         batch, column = tokens.shape[0], attention_mask.shape[1] - 1
         heads, kv_heads, dim = self.heads, self.kv_heads, self.head_dim
         freqs = positions.reshape(batch, 1).float() * self.inv_freq
@@ -119,15 +121,44 @@ class LeanDecoder:
             keys, values = cache.layers[index].keys, cache.layers[index].values
             keys[:, :, column] = k
             values[:, :, column] = v
-            attended = F.scaled_dot_product_attention(
-                q[:, :, None, :], keys[:, :, : column + 1], values[:, :, : column + 1],
-                attn_mask=allowed, enable_gqa=True)  # [B, H, 1, D]
+            attended = _attend(q, keys[:, :, : column + 1], values[:, :, : column + 1],
+                               allowed, shared_columns)
             x = x + attended.reshape(batch, q_width) @ layer.out.T
             h = self._norm(x, layer.post_norm)
             gate_up = h @ layer.gate_up.T
             x = x + (F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate:]
                      ) @ layer.down.T
         return (self._norm(x, self.final_norm) @ self.lm_head.T).float()
+
+
+def _attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, allowed: torch.Tensor,
+            shared: int) -> torch.Tensor:
+    """One query per row, ``q [B, H, D]``, over ``keys``/``values [B, Hkv, L, D]`` where
+    ``allowed [B, 1, 1, L]``; query head ``h`` reads key/value head ``h // (H / Hkv)``.
+
+    With ``shared > 0`` the first ``shared`` columns are one prefix in every row: its scores
+    are one matmul of all rows' queries against row 0's prefix keys (no per-row read of the
+    prefix), the rest of each row's columns are scored per row, and one softmax runs over both
+    (exact: the same attention, summed in another order). Returns ``[B, H, D]``."""
+    batch, heads, dim = q.shape
+    kv_heads = keys.shape[1]
+    if not shared:
+        return F.scaled_dot_product_attention(q[:, :, None, :], keys, values, attn_mask=allowed,
+                                              enable_gqa=True)[:, :, 0]
+    group = heads // kv_heads
+    scale = dim ** -0.5
+    grouped = q.view(batch, kv_heads, group, dim)
+    by_head = grouped.permute(1, 0, 2, 3).reshape(kv_heads, batch * group, dim)
+    prefix_scores = (by_head @ keys[0, :, :shared].transpose(-1, -2)) * scale  # [Hkv, B·G, P]
+    prefix_scores = prefix_scores.view(kv_heads, batch, group, shared).permute(1, 0, 2, 3)
+    own_scores = (grouped @ keys[:, :, shared:].transpose(-1, -2)) * scale  # [B, Hkv, G, S]
+    own_scores = own_scores.masked_fill(~allowed[:, :, :, shared:],
+                                        torch.finfo(own_scores.dtype).min)
+    weights = torch.cat([prefix_scores, own_scores], dim=-1).softmax(dim=-1)
+    prefix_weights = weights[..., :shared].permute(1, 0, 2, 3).reshape(kv_heads, -1, shared)
+    out = (prefix_weights @ values[0, :, :shared]).view(kv_heads, batch, group, dim)
+    out = out.permute(1, 0, 2, 3) + weights[..., shared:] @ values[:, :, shared:]
+    return out.reshape(batch, heads, dim)
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:

@@ -80,3 +80,21 @@ def test_only_plain_qwen3_models_are_lean_decoded(hf_backend: HFBackend) -> None
     sliding = copy.deepcopy(hf_backend.model)
     sliding.config.use_sliding_window = True
     assert not can_lean_decode(sliding)
+
+
+def test_a_shared_prefix_is_attended_once_with_the_same_result() -> None:
+    from agents.backends.lean_decode import _attend
+
+    generator = torch.Generator().manual_seed(0)
+    batch, heads, kv_heads, dim, prefix, length = 5, 4, 2, 8, 7, 12
+    q = torch.randn(batch, heads, dim, generator=generator)
+    keys = torch.randn(batch, kv_heads, length, dim, generator=generator)
+    values = torch.randn(batch, kv_heads, length, dim, generator=generator)
+    keys[:, :, :prefix], values[:, :, :prefix] = keys[:1, :, :prefix], values[:1, :, :prefix]
+    allowed = torch.ones(batch, 1, 1, length, dtype=torch.bool)
+    allowed[1:, :, :, prefix:prefix + 3] = False  # padding between the prefix and a row's rest
+    once, per_row = _attend(q, keys, values, allowed, prefix), _attend(q, keys, values, allowed, 0)
+    assert torch.allclose(once, per_row, atol=1e-6)
+    keys[2, :, 0] += 1.0  # a prefix that differs would be read from row 0 only: not the same
+    assert not torch.allclose(_attend(q, keys, values, allowed, prefix),
+                              _attend(q, keys, values, allowed, 0), atol=1e-3)
