@@ -54,7 +54,8 @@ AB_RATIOS = [
        f"test_generation_bench.py::test_generation_speed[{shape}]", prefix,
        ("fast_tokens_per_s_median",))
       for shape, label in (("distinct64", "64 distinct prompts"),
-                           ("grpo16x4", "GRPO-shaped 16 prompts x 4"))
+                           ("grpo16x4", "GRPO-shaped 16 prompts x 4"),
+                           ("searchqa64", "64 real Search-QA first-turn prompts"))
       for prefix, anchor in (("over_plain_loop", "the plain loop (previous path)"),
                              ("over_generate", "transformers generate()"))],
     ("GRPO step (tiny model, 4 prompts x 4, 32 tokens): sdgym vs TRL GRPOTrainer",
