@@ -1,6 +1,7 @@
-"""Easy goal splits for curricula and tiny models: ``easy_train`` and ``easy_val``.
+"""Easy goal splits for curricula and tiny models: ``easy_train``, ``easy_val``, ``easy_test``.
 
-Definition: a goal of ``train`` (``val``) belongs to ``easy_train`` (``easy_val``) when the
+Definition: a goal of ``train`` (``val``, ``test``) belongs to ``easy_train`` (``easy_val``,
+``easy_test``) when the
 three-action *easy policy*
 
     ``search[<instruction text>]`` -> ``click[<first result>]`` -> ``click[buy now]``
@@ -10,12 +11,12 @@ whitespace collapsed) and nothing else is clicked, so the first hit -- the targe
 product that matches the goal's type, every goal attribute and the price ceiling -- must score
 1.0 when bought with no option selected; such goals have no goal options.
 
-So each easy split is a subset of its standard split (``easy_train`` never shares a goal with
-``val``/``test``, nor ``easy_val`` with ``train``/``test``), in the standard split's order, and a
-pure function of the catalogue and the search backend. The full generated catalogue has about
-860 ``easy_train`` and 110 ``easy_val`` goals with the default bm25 backend.
+So each easy split is a subset of its standard split (no easy split shares a goal with another
+standard split), in the standard split's order, and a pure function of the catalogue and the
+search backend. The full generated catalogue has about 864 ``easy_train``, 108 ``easy_val`` and
+114 ``easy_test`` goals with the default bm25 backend.
 
-Computing the subsets costs one search per train/val goal (a few seconds for the full
+Computing the subsets costs one search per standard goal (a few seconds for the full
 catalogue), so they are made on first use, memoised per process, and cached on disk under
 ``$SDGYM_CACHE/webshop/easy`` keyed by a hash of the catalogue and the backend.
 """
@@ -35,7 +36,7 @@ from sdgym.envs.webshop.reward import purchase_reward
 from sdgym.envs.webshop.schema import Catalog
 from sdgym.envs.webshop.search import ProductSearch
 
-EASY_SPLITS: dict[str, str] = {"easy_train": "train", "easy_val": "val"}
+EASY_SPLITS: dict[str, str] = {"easy_train": "train", "easy_val": "val", "easy_test": "test"}
 """Each easy split and the standard split it is drawn from."""
 
 _MEMO: dict[str, dict[str, list[str]]] = {}

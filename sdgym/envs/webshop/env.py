@@ -34,8 +34,8 @@ Kwargs of ``gym.make`` (all optional):
     privileged, render_mode: see :class:`~sdgym.core.TextEnv`.
 
 Splits (``reset(options={"split": ...})``): ``train``, ``val``, ``test`` (about 80/10/10, see
-:mod:`sdgym.envs.webshop.goals`), and the curriculum subsets ``easy_train`` / ``easy_val`` of
-``train`` / ``val``: goals that ``search[<instruction>]``, ``click[<first result>]``,
+:mod:`sdgym.envs.webshop.goals`), and the curriculum subsets ``easy_train`` / ``easy_val`` /
+``easy_test`` of ``train`` / ``val`` / ``test``: goals that ``search[<instruction>]``, ``click[<first result>]``,
 ``click[buy now]`` wins (see :mod:`sdgym.envs.webshop.curriculum`).
 
 Info: the public keys of DESIGN.md §2. ``admissible_actions`` lists ``search[<query>]`` where
