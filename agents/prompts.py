@@ -142,7 +142,12 @@ def student_messages(turn: PublicTurn) -> list[dict[str, str]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": _user_text(turn)}]
 
 
-def teacher_messages(turn: PublicTurn, context: str, budget_chars: int = 2000) -> list[dict[str, str]]:
+CONTEXT_BUDGET_CHARS = 2000
+"""Default character budget of a teacher prompt's context block (heads' ``context_budget_chars``)."""
+
+
+def teacher_messages(turn: PublicTurn, context: str,
+                     budget_chars: int = CONTEXT_BUDGET_CHARS) -> list[dict[str, str]]:
     """The student prompt plus a privileged context block (cut to ``budget_chars``)."""
     messages = student_messages(turn)
     block = clip_text(context, budget_chars)

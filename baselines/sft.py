@@ -127,6 +127,13 @@ def with_teacher_contexts(demos: list[Demonstration], contexts: Sequence[str], e
     return out
 
 
+def teacher_prompt(demo: Demonstration) -> list[dict[str, str]]:
+    """The teacher prompt :func:`behaviour_clone` trains ``demo`` under: its student prompt plus
+    its ``guidance`` block, as :func:`baselines.teacher.turn_teacher_messages` renders a
+    per-turn context for the heads."""
+    return teacher_messages(demo.turn, demo.guidance or "")
+
+
 def hasty_demonstrations(
     demos: list[Demonstration], fraction: float, seed: int = 0, turn: int = 1
 ) -> list[Demonstration]:
@@ -224,7 +231,7 @@ def behaviour_clone(
                 tokenizer(response, add_special_tokens=False)["input_ids"] + [end])
 
     encoded = [encode(student_messages(d.turn), d.response) for d in demos]
-    teacher_encoded = [encode(teacher_messages(d.turn, d.guidance or ""), d.response)
+    teacher_encoded = [encode(teacher_prompt(d), d.response)
                        for d in teacher_demos] if teacher_fraction > 0 else []
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _lr_factor(step, steps, warmup_steps))

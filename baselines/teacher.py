@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from agents.prompts import CONTEXT_BUDGET_CHARS, PublicTurn, student_messages, teacher_messages
 from agents.rollout import TurnRow
 from baselines.skills import skill_text
 
@@ -128,6 +129,16 @@ def turn_context(context: str, privileged: dict | None, task_type: str,
         return skill_text(env_id, task_type)
     raise ValueError(f"teacher context {context!r} is not known per turn; "
                      f"per-turn contexts: {TURN_CONTEXTS}")
+
+
+def turn_teacher_messages(turn: PublicTurn, context: str, privileged: dict | None, task_type: str,
+                          env_id: str, budget_chars: int = CONTEXT_BUDGET_CHARS,
+                          ) -> list[dict[str, str]]:
+    """The prompt a teacher with a per-turn ``context`` reads at ``turn`` (the student prompt
+    where the turn has no such context). The SFT warm start's teacher turns and the trainer's
+    acting teacher both render it here, so a warm start is trained on the prompt it is read with."""
+    text = turn_context(context, privileged, task_type, env_id)
+    return student_messages(turn) if text is None else teacher_messages(turn, text, budget_chars)
 
 
 def teacher_contexts(rows: Sequence[TurnRow], context: str, env_id: str) -> list[str | None]:

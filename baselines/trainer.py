@@ -27,7 +27,7 @@ from agents.backends.hf import HFBackend
 from agents.backends.vllm_backend import colocated_vllm
 from agents.model_loading import load_model
 from agents.panel import evaluate_on_panel, task_panel
-from agents.prompts import PromptLimits, PublicTurn, student_messages, teacher_messages
+from agents.prompts import PromptLimits, PublicTurn, teacher_messages
 from agents.rollout import (
     MessageBuilder,
     RolloutBatch,
@@ -56,7 +56,12 @@ from baselines.precision import Precision
 from baselines.run_log import METRICS_FILE, RunLog
 from baselines.seeding import seed_everything
 from baselines.sharding import gathered, load_shards, save_shards, shard
-from baselines.teacher import TURN_CONTEXTS, TeacherWeights, teacher_contexts, turn_context
+from baselines.teacher import (
+    TURN_CONTEXTS,
+    TeacherWeights,
+    teacher_contexts,
+    turn_teacher_messages,
+)
 from baselines.warm_start import warm_start
 
 RESUME_MAY_CHANGE = ("steps", "infra.wandb_project", "infra.wandb_mode")
@@ -215,11 +220,9 @@ class Trainer:
 
     def _teacher_turn_messages(self, turn: PublicTurn, info: dict[str, Any]) -> list[dict[str, str]]:
         """The prompt the teacher reads at this turn (its context from the turn's info)."""
-        context = turn_context(self.head.context, info.get("privileged"),
-                               str(info.get("task_type", "")), self.config.env_id)
-        if context is None:
-            return student_messages(turn)
-        return teacher_messages(turn, context, self.head.context_budget_chars)
+        return turn_teacher_messages(turn, self.head.context, info.get("privileged"),
+                                     str(info.get("task_type", "")), self.config.env_id,
+                                     self.head.context_budget_chars)
 
     @property
     def teacher_can_act(self) -> bool:

@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from agents.prompts import CONTEXT_BUDGET_CHARS
 from baselines.grpo import masked_mean
 
 TEACHER_WEIGHTS: tuple[str, ...] = ("current", "frozen", "ema")
@@ -137,7 +138,7 @@ class TeacherHead:
         teacher_weights: str = "frozen",
         context: str = "privileged",
         ema_decay: float = 0.05,
-        context_budget_chars: int = 2000,
+        context_budget_chars: int = CONTEXT_BUDGET_CHARS,
         entropy_coef: float | None = None,
         kl_coef: float | None = None,
     ) -> None:

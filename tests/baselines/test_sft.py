@@ -178,3 +178,79 @@ def test_teacher_contexts_cover_every_context_a_head_reads() -> None:
     assert [d.guidance for d in only] == [d.privileged["text"] for d in demos]
     with pytest.raises(ValueError, match="teacher contexts"):
         with_teacher_contexts(demos, ["oracle"], env_id)
+
+
+class _ExpertChat:
+    """A chat backend that answers each conversation with the expert's command at that turn
+    (handed over by the message builder), recording the conversations it was sent."""
+
+    wants_messages = True
+
+    def __init__(self) -> None:
+        self.pending: list[str] = []
+        self.seen: list[list[dict[str, str]]] = []
+
+    def chat(self, conversations, params):
+        from agents.backends.base import Generation
+
+        self.seen.extend([list(c) for c in conversations])
+        replies, self.pending = self.pending, []
+        return [Generation(text=f"<action> {command}</action>") for command in replies]
+
+    def sync_weights(self, model) -> None:
+        del model
+
+
+@pytest.mark.parametrize(("env_id", "env_kwargs", "split", "limits"), [
+    ("sdgym/WebShop-v0", {"size": "tiny", "max_episode_steps": 8}, "easy_val",
+     {"history": 0, "observation_chars": 250, "max_admissible": 3}),
+    ("sdgym/SearchQA-v0", {"size": "tiny"}, "train", {"history": 2, "observation_chars": 300}),
+])
+def test_sft_teacher_turns_are_rendered_as_the_trainer_teacher_reads_them(
+        env_id: str, env_kwargs: dict, split: str, limits: dict) -> None:
+    """The teacher prompt a warm start is trained on (behaviour_clone's teacher turns) is, turn for
+    turn, the prompt the trainer's acting teacher is shown along the same expert episode in the
+    rollout engine (same observation cut, admissible list, history and context block)."""
+    from agents.backends.base import SamplingParams
+    from agents.prompts import PromptLimits
+    from agents.rollout import RolloutConfig, RolloutEngine
+    from baselines.sft import expert_demonstrations, teacher_prompt, with_teacher_contexts
+    from baselines.teacher import TURN_CONTEXTS, turn_teacher_messages
+
+    prompt_limits = PromptLimits.from_dict(limits)
+    demos = expert_demonstrations(env_id, env_kwargs, split, 1, seed=0, limits=prompt_limits)
+    assert len(demos) >= 2
+    for context in TURN_CONTEXTS:
+        trained = [teacher_prompt(d) for d in with_teacher_contexts(demos, [context], env_id)]
+        backend = _ExpertChat()
+
+        def messages(turn, info, context=context, backend=backend):
+            backend.pending.append(info["privileged"]["expert_action"])
+            return turn_teacher_messages(turn, context, info.get("privileged"),
+                                         str(info.get("task_type", "")), env_id)
+
+        engine = RolloutEngine(RolloutConfig(env_id, env_kwargs, 1, 1, prompt_limits=prompt_limits),
+                               backend, render=str, messages=messages)
+        try:  # the task expert_demonstrations(..., tasks=1, seed=0) ran
+            batch = engine.collect([0], SamplingParams(), split,
+                                   task_indices=[_first_task(env_id, env_kwargs, split)])
+        finally:
+            engine.close()
+        assert batch.episodes[0].won
+        assert backend.seen == trained, context
+        assert "Privileged guidance" in backend.seen[0][1]["content"]
+
+
+def _first_task(env_id: str, env_kwargs: dict, split: str) -> int:
+    """The task index expert_demonstrations(..., tasks=1, seed=0) runs first."""
+    import random
+
+    import gymnasium as gym
+
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        order = list(range(env.unwrapped.task_count(split)))
+    finally:
+        env.close()
+    random.Random(0).shuffle(order)
+    return order[0]
