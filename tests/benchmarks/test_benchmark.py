@@ -188,7 +188,9 @@ def test_reduced_cpu_mini_reports_every_planned_cell_and_seed(tmp_path) -> None:
     report = write_report(result, tmp_path, "reduced cpu-mini").read_text()
     for method in ("sft-start", "grpo", "sdar"):
         line = next(x for x in report.splitlines() if x.startswith(f"| {method} |"))
-        assert f"| {len(full.seeds)} × 12 × 1 |" in line and "[" in line.split(" | ")[4], line
+        rollouts = full.train_overrides["evaluation"]["test_seeds"]
+        assert f"| {len(full.seeds)} × 12 × {rollouts} |" in line, line
+        assert "[" in line.split(" | ")[4], line
     assert "**RL effect**" in report and "**Power**" in report
     sdar = summarise(result["records"])["sdgym/SearchQA-v0"]["sdar"]
     assert sdar["seeds"] == 3 and sdar["auc"].low is not None  # AUC interval over seeds
