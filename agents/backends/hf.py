@@ -209,11 +209,15 @@ def _on_prefix(prefix: tuple[Any, int] | None, attention_mask: torch.Tensor,
     one). Gradients through the copies sum into the prefix's one forward."""
     if prefix is None:
         return None, attention_mask, 0
+    from transformers import DynamicCache
+
     cache, length = prefix
     rows = attention_mask.shape[0]
+    copy = DynamicCache(config=model.config)
+    for index, layer in enumerate(cache.layers):  # broadcast views: the forward's append copies
+        copy.update(layer.keys.expand(rows, -1, -1, -1), layer.values.expand(rows, -1, -1, -1),
+                    index)
     ones = attention_mask.new_ones(rows, length)
-    copy = _merged_cache(None, [cache], [ones[:1]], length, model.config)
-    copy.reorder_cache(torch.zeros(rows, dtype=torch.long, device=attention_mask.device))
     return copy, torch.cat([ones, attention_mask], dim=1), length
 
 
@@ -640,7 +644,7 @@ class HFBackend(PolicyBackend):
         side by side, left-padded to the longest, as one cache (attention-only models)."""
         attention_only = _full_attention_only(self.model)
         shared = self._shared_prefix_length(prompts) if attention_only else 0
-        prefix = self._prefix_cache(prompts[0][:shared]) if shared else None
+        prefix = _prefix_cache(self.model, prompts[0][:shared], self.device) if shared else None
         groups = (length_buckets([len(p) - shared for p in prompts], self.bucket_cost)
                   if self.length_buckets and attention_only else [list(range(len(prompts)))])
         pieces = [self._prefill_group([prompts[i][shared:] for i in group], prefix)
@@ -675,9 +679,6 @@ class HFBackend(PolicyBackend):
         """Tokens every prompt of the call starts with, when worth one extra forward
         (:func:`common_prefix_length`; 0 without :attr:`shared_prefix`)."""
         return common_prefix_length(prompts, self.bucket_cost) if self.shared_prefix else 0
-
-    def _prefix_cache(self, prefix: list[int]) -> tuple[Any, int]:
-        return _prefix_cache(self.model, prefix, self.device)
 
     def _prefill_group(self, prompts: list[list[int]], prefix: tuple[Any, int] | None = None,
                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any]:

@@ -22,11 +22,12 @@ _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
 
 
-def _mix(z: int) -> int:
-    """SplitMix64's finaliser on one Python int (mod 2^64)."""
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    return z ^ (z >> 31)
+def _mix(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser, elementwise on ``uint64`` (wrap-around is defined there)."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
 
 
 def stream_seed(*parts: int) -> int:
@@ -34,7 +35,7 @@ def stream_seed(*parts: int) -> int:
     different parts give unrelated streams."""
     state = 0
     for part in parts:
-        state = _mix((state + _GOLDEN + (int(part) & _MASK)) & _MASK)
+        state = int(_mix(np.uint64((state + _GOLDEN + (int(part) & _MASK)) & _MASK)))
     return state
 
 
@@ -43,7 +44,4 @@ def uniforms(row_seeds: Sequence[int] | np.ndarray, step: int) -> np.ndarray:
     with np.errstate(over="ignore"):
         z = np.asarray(row_seeds, dtype=np.uint64) * np.uint64(_GOLDEN) + np.uint64(
             (int(step) * _GOLDEN + 1) & _MASK)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+    return (_mix(z) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))

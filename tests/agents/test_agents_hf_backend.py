@@ -299,13 +299,31 @@ def test_dropping_finished_rows_gives_the_same_generations(hf_backend: HFBackend
     _assert_logprobs_match(cut, a)
 
 
+def assert_sharing_keeps_logprobs_and_gradients(model, prompts, responses, **options) -> None:
+    """``response_logits(share_prompts=True)`` gives the plain pass's log-probs and parameter
+    gradients on these rows (``options``: more ``response_logits`` arguments, both passes)."""
+    from agents.backends.hf import response_logits
+
+    def run(share: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        model.zero_grad()
+        logits, ids, mask = response_logits(model, prompts, responses, 0, share_prompts=share,
+                                            **options)
+        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        ((logprobs * mask).sum() / mask.sum()).backward()
+        return (logprobs * mask).detach(), [p.grad.clone() for p in model.parameters()]
+
+    (shared, shared_grads), (plain, plain_grads) = run(True), run(False)
+    assert torch.allclose(shared, plain, atol=1e-4)
+    for a, b in zip(shared_grads, plain_grads):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+
+
 def test_shared_prompt_forward_gives_the_same_logprobs_and_gradients(hf_backend: HFBackend) -> None:
     """response_logits(share_prompts=True): one forward per distinct prompt, then the responses
     on its copied KV cache; log-probs and parameter gradients equal the plain pass's."""
     import copy
     import random
 
-    from agents.backends.hf import response_logits
 
     rng = random.Random(0)
     prompts, responses = [], []
@@ -318,17 +336,7 @@ def test_shared_prompt_forward_gives_the_same_logprobs_and_gradients(hf_backend:
     responses.append([10, 11])
     model = copy.deepcopy(hf_backend.model).train()
 
-    def run(share: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        model.zero_grad()
-        logits, ids, mask = response_logits(model, prompts, responses, 0, share_prompts=share)
-        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
-        ((logprobs * mask).sum() / mask.sum()).backward()
-        return (logprobs * mask).detach(), [p.grad.clone() for p in model.parameters()]
-
-    (shared, shared_grads), (plain, plain_grads) = run(True), run(False)
-    assert torch.allclose(shared, plain, atol=1e-4)
-    for a, b in zip(shared_grads, plain_grads):
-        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+    assert_sharing_keeps_logprobs_and_gradients(model, prompts, responses)
 
 
 @pytest.mark.parametrize("bucket_cost", [None, 0.0])
@@ -340,7 +348,7 @@ def test_shared_prefix_forward_gives_the_same_logprobs_and_gradients(hf_backend:
     import copy
     import random
 
-    from agents.backends.hf import common_prefix_length, response_logits
+    from agents.backends.hf import common_prefix_length
 
     rng = random.Random(1)
     system = [rng.randrange(5, 200) for _ in range(60)]
@@ -353,18 +361,7 @@ def test_shared_prefix_forward_gives_the_same_logprobs_and_gradients(hf_backend:
     assert common_prefix_length(prompts, 128.0) >= 60
     model = copy.deepcopy(hf_backend.model).train()
 
-    def run(share: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        model.zero_grad()
-        logits, ids, mask = response_logits(model, prompts, responses, 0, share_prompts=share,
-                                            bucket_cost=bucket_cost)
-        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
-        ((logprobs * mask).sum() / mask.sum()).backward()
-        return (logprobs * mask).detach(), [p.grad.clone() for p in model.parameters()]
-
-    (shared, shared_grads), (plain, plain_grads) = run(True), run(False)
-    assert torch.allclose(shared, plain, atol=1e-4)
-    for a, b in zip(shared_grads, plain_grads):
-        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+    assert_sharing_keeps_logprobs_and_gradients(model, prompts, responses, bucket_cost=bucket_cost)
 
 
 def test_hybrid_models_train_through_the_plain_pass() -> None:
