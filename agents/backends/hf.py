@@ -204,9 +204,10 @@ def _prefix_cache(model: torch.nn.Module, prefix: Sequence[int],
 
 def _on_prefix(prefix: tuple[Any, int] | None, attention_mask: torch.Tensor,
                model: torch.nn.Module) -> tuple[Any, torch.Tensor, int]:
-    """For rows that continue ``prefix``: a fresh copy of its cache for every row, the mask
-    with the prefix's columns in front, and the prefix length (``(None, mask, 0)`` without
-    one). Gradients through the copies sum into the prefix's one forward."""
+    """For rows that continue ``prefix``: a cache holding a broadcast view of its keys and
+    values for every row, the mask with the prefix's columns in front, and the prefix length
+    (``(None, mask, 0)`` without one). Gradients through the views sum into the prefix's one
+    forward."""
     if prefix is None:
         return None, attention_mask, 0
     from transformers import DynamicCache
@@ -353,8 +354,8 @@ def _pad_columns(x: torch.Tensor, width: int, front: int, dim: int) -> torch.Ten
     return torch.cat([head, x.new_zeros(shape), tail], dim=dim)
 
 
-def _merged_cache(target: Any, caches: list[Any], masks: list[torch.Tensor], width: int,
-                  config: Any, front: int = 0) -> Any:
+def _merged_cache(target: Any, caches: list[Any], width: int, config: Any,
+                  front: int = 0) -> Any:
     """One cache holding the prefill caches ``caches`` row after row, each widened to ``width``
     with zeros after its first ``front`` columns (``front = 0``: left padding; a shared prefix's
     length: the prefix stays in columns ``[0, front)`` of every row), written into ``target`` (a
@@ -659,9 +660,8 @@ class HFBackend(PolicyBackend):
         if len(pieces) == 1 and cache is None:
             cache = pieces[0][3]
         else:
-            cache = _merged_cache(cache, [piece[3] for piece in pieces],
-                                  [piece[1] for piece in pieces], width, self.model.config,
-                                  front=shared)
+            cache = _merged_cache(cache, [piece[3] for piece in pieces], width,
+                                  self.model.config, front=shared)
         attention_mask = torch.cat([_pad_columns(mask, width, shared, 1)
                                     for _, mask, _, _ in pieces])
         logits = torch.cat([piece[0] for piece in pieces])
