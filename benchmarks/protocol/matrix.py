@@ -64,7 +64,16 @@ class BenchmarkPreset:
     """Per-env override of ``baseline_episodes`` (slow engines get fewer tasks per seed)."""
     retries: int = 1
     env_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per-env kwargs of every cell of that env, set over the training preset's ``env_kwargs``
+    key by key (a key the benchmark does not name keeps the training preset's value)."""
+    baseline_env_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per-env kwargs of the reference baselines only, over ``env_kwargs`` (e.g. a small
+    WebShop catalogue for PPO while the trained cells use the full one)."""
     train_overrides: dict[str, Any] = field(default_factory=dict)
+    """Training-config overrides of every trained cell: top-level fields, or section tables
+    merged field by field (``{"evaluation": {"test_episodes": 400}}``)."""
+    train_overrides_per_env: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per-env overrides applied after ``train_overrides`` (sections merged field by field)."""
     description: str = ""
     train_presets: dict[str, str] = field(default_factory=dict)
     """Per-env training preset overriding ``train_preset``."""
@@ -155,14 +164,27 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, default=str))
 
 
+def train_overrides(preset: BenchmarkPreset, env_id: str) -> dict[str, Any]:
+    """``train_overrides`` with ``train_overrides_per_env[env_id]`` over it (a section table is
+    merged field by field, any other value replaced)."""
+    merged = dict(preset.train_overrides)
+    for key, value in preset.train_overrides_per_env.get(env_id, {}).items():
+        base = merged.get(key)
+        merged[key] = {**base, **value} if isinstance(base, dict) and isinstance(value, dict) \
+            else value
+    return merged
+
+
 def cell_config(cell: Cell, preset: BenchmarkPreset, out: Path) -> TrainConfig:
     """The training config of a ``start`` or ``train`` cell (a start cell trains 0 steps)."""
     from baselines.config import load_preset
 
-    config = load_preset(preset.train_presets.get(cell.env_id, preset.train_preset),
-                         env_id=cell.env_id, env_kwargs=dict(preset.env_kwargs.get(cell.env_id, {})),
+    settings = {f"env_kwargs.{key}": value
+                for key, value in preset.env_kwargs.get(cell.env_id, {}).items()}
+    config = load_preset(preset.train_presets.get(cell.env_id, preset.train_preset), settings,
+                         env_id=cell.env_id,
                          method="grpo" if cell.kind == "start" else cell.method, seed=cell.seed,
-                         out_dir=str(out / "runs" / cell.key), **preset.train_overrides)
+                         out_dir=str(out / "runs" / cell.key), **train_overrides(preset, cell.env_id))
     if cell.kind == "start":
         config.steps = 0
     return config
@@ -170,7 +192,8 @@ def cell_config(cell: Cell, preset: BenchmarkPreset, out: Path) -> TrainConfig:
 
 def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
     """Run one cell and return its result record."""
-    env_kwargs = dict(preset.env_kwargs.get(cell.env_id, {}))
+    env_kwargs = {**preset.env_kwargs.get(cell.env_id, {}),
+                  **preset.baseline_env_kwargs.get(cell.env_id, {})}
     started = time.perf_counter()
     if cell.kind == "baseline":
         from baselines.reference.run import run_baseline

@@ -6,7 +6,15 @@ import json
 
 import pytest
 
-from benchmarks.protocol.matrix import BenchmarkPreset, load_benchmark_preset, plan, run_matrix
+from benchmarks.protocol.matrix import (
+    BenchmarkPreset,
+    Cell,
+    cell_config,
+    load_benchmark_preset,
+    plan,
+    run_cell,
+    run_matrix,
+)
 from benchmarks.protocol.report import summarise, write_report
 from sdgym.cli import main
 
@@ -110,6 +118,45 @@ def test_benchmark_presets_load() -> None:
     assert sorted(preset.methods) == sorted(available_heads())  # GRPO and every head
     with pytest.raises(ValueError, match="unknown benchmark preset"):
         load_benchmark_preset("nope")
+
+
+def test_benchmark_env_kwargs_and_overrides_merge_over_the_training_preset(tmp_path,
+                                                                           monkeypatch) -> None:
+    """A benchmark's env kwargs set keys over the training preset's (a key it does not name keeps
+    the preset's value), baseline-only kwargs stay out of trained cells, and per-env overrides
+    merge into the shared ones section by section."""
+    preset = BenchmarkPreset(
+        name="t", train_preset="cpu-mini", envs=["sdgym/SearchQA-v0", "sdgym/WebShop-v0"],
+        methods=["grpo"], seeds=[0], train_presets={"sdgym/WebShop-v0": "cpu-mini-webshop"},
+        env_kwargs={"sdgym/WebShop-v0": {"max_episode_steps": 5}},
+        baseline_env_kwargs={"sdgym/WebShop-v0": {"size": "tiny"}},
+        train_overrides={"steps": 3, "evaluation": {"test_episodes": 400, "test_seeds": 2}},
+        train_overrides_per_env={"sdgym/WebShop-v0": {"evaluation": {"test_episodes": 114}}})
+    webshop = cell_config(Cell("train", "sdgym/WebShop-v0", "grpo", 0), preset, tmp_path)
+    assert webshop.env_kwargs == {"size": "full", "max_episode_steps": 5}  # size from the preset
+    assert (webshop.steps, webshop.evaluation.test_episodes, webshop.evaluation.test_seeds) == (
+        3, 114, 2)
+    assert webshop.evaluation.test_split == "easy_test"  # the WebShop training preset's own
+    searchqa = cell_config(Cell("train", "sdgym/SearchQA-v0", "grpo", 0), preset, tmp_path)
+    assert searchqa.env_kwargs == {"size": "small"} and searchqa.evaluation.test_episodes == 400
+    seen: dict = {}
+
+    def fake_baseline(env_id, algo, env_kwargs, **_):
+        seen.update(env_kwargs)
+        return {"success_per_seed": [0.0]}
+
+    monkeypatch.setattr("baselines.reference.run.run_baseline", fake_baseline)
+    run_cell(Cell("baseline", "sdgym/WebShop-v0", "random", 0), preset, tmp_path)
+    assert seen == {"max_episode_steps": 5, "size": "tiny"}
+
+
+def test_paper_benchmark_keeps_each_training_presets_episode_limit(tmp_path) -> None:
+    """The paper matrix names no env kwargs, so each env's training preset keeps its own."""
+    preset = load_benchmark_preset("paper-qwen3.5-2b")
+    limits = {env: cell_config(Cell("train", env, "grpo", 0), preset, tmp_path)
+              .env_kwargs.get("max_episode_steps") for env in preset.envs}
+    assert limits == {"sdgym/ALFWorld-v0": 50, "sdgym/ScienceWorld-v0": 30,
+                      "sdgym/SearchQA-v0": 4, "sdgym/WebShop-v0": 15}
 
 
 @pytest.mark.slow
