@@ -165,8 +165,10 @@ def stability_lines(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     unstable = [f"{name} {drop:.2f}" for drop, name in drops if drop >= 0.25]
     line = ("**Unstable** (a validation drop of 0.25 or more between two points, mean over "
             "training seeds): " + (", ".join(unstable) if unstable else "none") + ".")
-    spreads = [f"{m} {r['auc_spread']:.2f}" for rows in table.values() for m, r in rows.items()
-               if r.get("auc_spread") is not None]
+    named = (lambda m, env: f"{m} ({env.split('/')[-1]})") if len(table) > 1 else (
+        lambda m, env: m)
+    spreads = [f"{named(m, env)} {r['auc_spread']:.2f}" for env, rows in table.items()
+               for m, r in rows.items() if r.get("auc_spread") is not None]
     if spreads:
         line += " AUC spread over training seeds (max − min): " + ", ".join(spreads) + "."
     else:

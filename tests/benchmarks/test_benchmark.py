@@ -215,29 +215,48 @@ def test_worker_processes_give_the_one_after_another_records(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_reduced_cpu_mini_reports_every_planned_cell_and_seed(tmp_path) -> None:
-    """cpu-mini cut down (two methods, one baseline env, tiny panels, 1 step) but with its three
-    training seeds, its warm start and its worker processes: every planned cell is in the
-    results, and each trained row rests on all seeds with an interval."""
+def test_reduced_two_env_main_job_reports_every_planned_cell_and_seed(tmp_path) -> None:
+    """cpu-two-env (cpu-mini's Search-QA cells plus WebShop's) cut down -- two methods, one
+    baseline env, tiny panels, 1 step -- but with its three training seeds, both warm starts and
+    its worker processes: every planned cell is in the results, and each trained row of each env
+    rests on all seeds with an interval."""
     import dataclasses
 
-    full = load_benchmark_preset("cpu-mini")
+    full = load_benchmark_preset("cpu-two-env")
     preset = dataclasses.replace(
         full, methods=["grpo", "sdar"], baseline_envs=["sdgym/SearchQA-v0"], ppo_envs=[],
         baseline_episodes=4, baseline_seeds=2,
         train_overrides={**full.train_overrides, "steps": 1, "infra": {"checkpoint_every": 1},
                          "evaluation": {**full.train_overrides["evaluation"], "val_every": 1,
-                                        "val_episodes": 8, "test_episodes": 12}})
+                                        "val_episodes": 8, "test_episodes": 12}},
+        train_overrides_per_env={"sdgym/WebShop-v0": {"evaluation": {"test_episodes": 10}}})
     cells, _ = plan(preset)
     result = run_matrix(preset, tmp_path, jobs=2)
-    assert not result["failures"] and result["planned"] == len(cells) == 2 + 3 * 3
+    assert not result["failures"] and result["planned"] == len(cells) == 2 + 2 * 3 * 3
     assert sorted(r["cell"] for r in result["records"]) == sorted(c.key for c in cells)
-    report = write_report(result, tmp_path, "reduced cpu-mini").read_text()
-    for method in ("sft-start", "grpo", "sdar"):
-        line = next(x for x in report.splitlines() if x.startswith(f"| {method} |"))
-        rollouts = full.train_overrides["evaluation"]["test_seeds"]
-        assert f"| {len(full.seeds)} × 12 × {rollouts} |" in line, line
-        assert "[" in line.split(" | ")[4], line
-    assert "**RL effect**" in report and "**Power**" in report
-    sdar = summarise(result["records"])["sdgym/SearchQA-v0"]["sdar"]
-    assert sdar["seeds"] == 3 and sdar["auc"].low is not None  # AUC interval over seeds
+    report = write_report(result, tmp_path, "reduced cpu-two-env").read_text()
+    rollouts = full.train_overrides["evaluation"]["test_seeds"]
+    for env_id, tasks in (("sdgym/SearchQA-v0", 12), ("sdgym/WebShop-v0", 10)):
+        section = report.split(f"## {env_id}")[1].split("## ")[0]
+        for method in ("sft-start", "grpo", "sdar"):
+            line = next(x for x in section.splitlines() if x.startswith(f"| {method} |"))
+            assert f"| {len(full.seeds)} × {tasks} × {rollouts} |" in line, line
+            assert "[" in line.split(" | ")[4], line
+        sdar = summarise(result["records"])[env_id]["sdar"]
+        assert sdar["seeds"] == 3 and sdar["auc"].low is not None  # AUC interval over seeds
+    assert "**RL effect**" in report and "**Power**" in report and "2 setting(s)" in report
+
+
+def test_stability_line_names_the_setting_of_each_method_when_there_are_several() -> None:
+    from benchmarks.protocol.report import stability_lines
+
+    def row(drop: float, spread: float) -> dict:
+        return {"kind": "train", "largest_drop": drop, "auc_spread": spread}
+
+    two = {"sdgym/SearchQA-v0": {"grpo": row(0.1, 0.05)},
+           "sdgym/WebShop-v0": {"grpo": row(0.3, 0.20)}}
+    [line] = stability_lines(two)
+    assert "grpo (WebShop-v0) 0.30" in line  # the unstable one, with its setting
+    assert "grpo (SearchQA-v0) 0.05" in line and "grpo (WebShop-v0) 0.20" in line
+    [single] = stability_lines({"sdgym/SearchQA-v0": {"grpo": row(0.1, 0.05)}})
+    assert "none" in single and "grpo 0.05" in single

@@ -34,3 +34,23 @@ def test_benchmark_preset_types_are_checked_on_load(tmp_path, text, message) -> 
     path.write_text(text)
     with pytest.raises(ValueError, match=message):
         load_benchmark_preset(str(path))
+
+
+def test_filing_anchor_plans_the_matrix_of_its_day(tmp_path) -> None:
+    """The anchor matrix (cpu-mini when the throughput issue was filed) plans that day's 24 cells
+    with that day's panels, and cpu-two-env plans cpu-mini's cells plus the same ones on WebShop."""
+    from pathlib import Path
+
+    from benchmarks.protocol.matrix import cell_config, plan
+
+    anchor_file = Path(__file__).parents[2] / "benchmarks/anchors/cpu-mini-2026-11-30-bench.toml"
+    anchor = load_benchmark_preset(str(anchor_file))
+    cells, _ = plan(anchor)
+    assert len(cells) == 24 and "opsd_sdar" not in anchor.methods and anchor.seeds == [0]
+    train = next(c for c in cells if c.kind == "train")
+    evaluation = cell_config(train, anchor, tmp_path).evaluation
+    assert (evaluation.val_episodes, evaluation.test_episodes, evaluation.test_seeds,
+            evaluation.val_teacher) == (16, 16, 8, False)
+    mini, two = plan(load_benchmark_preset("cpu-mini"))[0], plan(load_benchmark_preset("cpu-two-env"))[0]
+    webshop = [c for c in two if c.env_id == "sdgym/WebShop-v0" and c.kind != "baseline"]
+    assert set(mini) <= set(two) and len(two) == len(mini) + len(webshop) == len(mini) + 3 * 13
