@@ -204,22 +204,46 @@ def rl_effect_lines(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     return [f"**RL effect** (paired on the same seeds and tasks): {'; '.join(parts)}."] if parts else []
 
 
-def power_lines(table: dict[str, dict[str, dict[str, Any]]], compared: list[Comparison]) -> list[str]:
-    """The widest intervals of this run against the targets the panel sizes aim for."""
-    finals = [w for rows in table.values() for r in rows.values() if r["kind"] == "train"
+def _env_power(rows: dict[str, dict[str, Any]], compared: list[Comparison]
+               ) -> tuple[float | None, float | None]:
+    """The widest test-success half-width of the trained rows and of the paired differences."""
+    finals = [w for r in rows.values() if r["kind"] == "train"
               for w in [_half_width(r["final"])] if w is not None]
     differences = [w for c in compared for w in [_half_width(c.difference)] if w is not None]
-    if not finals:
+    return (max(finals) if finals else None), (max(differences) if differences else None)
+
+
+def _power_met(final: float, difference: float | None) -> bool:
+    return final <= POWER_TARGETS["final"] and (
+        difference is None or difference <= POWER_TARGETS["difference"])
+
+
+def power_lines(table: dict[str, dict[str, dict[str, Any]]], compared: list[Comparison]) -> list[str]:
+    """The widest intervals of this run against the targets the panel sizes aim for (per
+    setting when there are several)."""
+    final, difference = _env_power({f"{env} {m}": r for env, rows in table.items()
+                                    for m, r in rows.items()}, compared)
+    if final is None:
         return []
-    line = (f"**Power**: widest test-success interval ±{max(finals):.3f} (target "
+    line = (f"**Power**: widest test-success interval ±{final:.3f} (target "
             f"±{POWER_TARGETS['final']:.2f})")
-    if differences:
-        line += (f"; widest paired difference to GRPO ±{max(differences):.3f} (target "
+    if difference is not None:
+        line += (f"; widest paired difference to GRPO ±{difference:.3f} (target "
                  f"±{POWER_TARGETS['difference']:.2f})")
-    met = max(finals) <= POWER_TARGETS["final"] and (
-        not differences or max(differences) <= POWER_TARGETS["difference"])
-    return [line + (": targets met." if met else ": targets not met; a tie here may be a "
-                    "difference this run is too small to see.")]
+    line += (": targets met" if _power_met(final, difference) else
+             ": targets not met; a tie here may be a difference this run is too small to see")
+    settings = []
+    for env_id, rows in sorted(table.items()):
+        env_final, env_difference = _env_power(rows, [c for c in compared if c.env_id == env_id])
+        if env_final is None:
+            continue
+        widths = f"±{env_final:.3f}" + (f" / ±{env_difference:.3f}"
+                                        if env_difference is not None else "")
+        verdict = "met" if _power_met(env_final, env_difference) else "not met"
+        settings.append(f"{env_id.split('/')[-1]} {widths} ({verdict})")
+    if len(settings) > 1:
+        line += " (per setting, test success / paired difference: " + "; ".join(settings) + ")"
+    return [line + "."]
 
 
 def _other_ratios(row: dict[str, Any], measure: str) -> str:

@@ -250,7 +250,8 @@ def framing_lines(comparisons: Sequence[Comparison], cost_measure: str) -> list[
              + (": " + ", ".join(f"{m} ({len(v)}/{len(envs)})" for m, v in sorted(beats.items()))
                 if beats else "") + f"; {len(worse)} are worse in at least one"
              + (": " + ", ".join(f"{m} ({len(v)}/{len(envs)})" for m, v in sorted(worse.items()))
-                if worse else "") + f" ({basis})."]
+                if worse else "") + f" ({basis}; with {len(comparisons)} comparisons at 95%, "
+             f"about {0.05 * len(comparisons):.1f} would exclude 0 by chance alone)."]
     costly = [c for c in comparisons if c.cost_ratio is not None and c.cost_ratio > 1.0]
     if any(c.cost_ratio is not None for c in comparisons):
         lower = [c for c in costly if c.difference.point < 0]

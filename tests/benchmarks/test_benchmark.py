@@ -260,3 +260,24 @@ def test_stability_line_names_the_setting_of_each_method_when_there_are_several(
     assert "grpo (SearchQA-v0) 0.05" in line and "grpo (WebShop-v0) 0.20" in line
     [single] = stability_lines({"sdgym/SearchQA-v0": {"grpo": row(0.1, 0.05)}})
     assert "none" in single and "grpo 0.05" in single
+
+
+def test_power_line_gives_each_setting_its_own_verdict() -> None:
+    from benchmarks.protocol.report import power_lines
+    from benchmarks.protocol.statistics import Comparison, Interval
+
+    def trained(half: float) -> dict:
+        return {"kind": "train", "final": Interval(0.4, 0.4 - half, 0.4 + half)}
+
+    def versus_grpo(env: str, half: float) -> Comparison:
+        return Comparison(env, "sdar", Interval(0.0, -half, half), Interval(0.5), 1.4, 3, 100)
+
+    table = {"sdgym/SearchQA-v0": {"grpo": trained(0.04), "sdar": trained(0.03)},
+             "sdgym/WebShop-v0": {"grpo": trained(0.08), "sdar": trained(0.07)}}
+    compared = [versus_grpo("sdgym/SearchQA-v0", 0.03), versus_grpo("sdgym/WebShop-v0", 0.06)]
+    [line] = power_lines(table, compared)
+    assert "widest test-success interval ±0.080" in line and "targets not met" in line
+    assert "SearchQA-v0 ±0.040 / ±0.030 (met)" in line
+    assert "WebShop-v0 ±0.080 / ±0.060 (not met)" in line
+    [one] = power_lines({"sdgym/SearchQA-v0": table["sdgym/SearchQA-v0"]}, compared[:1])
+    assert "targets met." in one and "per setting" not in one
