@@ -117,11 +117,14 @@ class Cell:
 
 
 def preset_fingerprint(preset: BenchmarkPreset) -> str:
-    """Hash of the benchmark preset and the training preset files it names: a finished cell
-    whose record carries another fingerprint was made under other settings and is re-run."""
-    from baselines.config import PRESET_DIR, preset_chain
+    """Hash of the benchmark preset, the training preset files it names and the weights of the
+    shipped warm starts they start from: a finished cell whose record carries another
+    fingerprint was made under other settings (or from another model of the same name) and is
+    re-run."""
+    from baselines.config import PRESET_DIR, load_preset, preset_chain
 
     train_files: dict[str, Any] = {}
+    models: dict[str, str | None] = {}
     for name in sorted({preset.train_preset, *preset.train_presets.values()}):
         path = Path(name) if name.endswith(".toml") else PRESET_DIR / f"{name}.toml"
         if not path.exists():
@@ -129,8 +132,24 @@ def preset_fingerprint(preset: BenchmarkPreset) -> str:
             continue
         chain = [p.read_text() for p in preset_chain(path, PRESET_DIR, "training")]
         train_files[name] = chain[0] if len(chain) == 1 else chain  # a base edited: re-run
-    data = json.dumps([dataclasses.asdict(preset), train_files], sort_keys=True, default=str)
+        model = load_preset(name).model.name
+        models[model] = shipped_weights_digest(model)
+    data = json.dumps([dataclasses.asdict(preset), train_files, models], sort_keys=True,
+                      default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def shipped_weights_digest(model: str) -> str | None:
+    """SHA-256 of a shipped warm start's weight files (``None`` for any other model name)."""
+    from agents.warm_starts import shipped_warm_starts
+
+    folder = shipped_warm_starts().get(model)
+    if folder is None:
+        return None
+    digest = hashlib.sha256()
+    for weights in sorted(folder.glob("*.safetensors")):
+        digest.update(weights.read_bytes())
+    return digest.hexdigest()
 
 
 def installed_envs() -> set[str]:

@@ -104,6 +104,25 @@ def test_matrix_reruns_cells_made_under_other_settings(tmp_path) -> None:
     assert any("other preset settings" in note for note in changed["notes"])
 
 
+def test_fingerprint_changes_with_the_shipped_warm_starts_weights(tmp_path, monkeypatch) -> None:
+    """A warm start rebuilt under the same name (other weights) makes every cell trained from it
+    re-run: its weights are part of the fingerprint, not only the preset files."""
+    import agents.warm_starts as warm_starts
+    from benchmarks.protocol.matrix import preset_fingerprint
+
+    preset = load_benchmark_preset("cpu-mini")  # trains from the shipped searchqa-hasty-sft
+    folder = tmp_path / "searchqa-hasty-sft"
+    folder.mkdir()
+    weights = folder / "model.safetensors"
+    weights.write_bytes(b"first weights")
+    monkeypatch.setattr(warm_starts, "shipped_warm_starts",
+                        lambda: {"searchqa-hasty-sft": folder})
+    before = preset_fingerprint(preset)
+    assert preset_fingerprint(preset) == before
+    weights.write_bytes(b"other weights")
+    assert preset_fingerprint(preset) != before
+
+
 def test_plan_notes_envs_that_are_not_installed() -> None:
     preset = BenchmarkPreset(name="t", train_preset="cpu-smoke", envs=["sdgym/Nope-v0"],
                              methods=["grpo"], seeds=[0], baseline_envs=["sdgym/Nope-v0"])
