@@ -102,7 +102,8 @@ def export_warm_start(source: Path, target: Path, record: dict[str, Any]) -> Pat
         AutoTokenizer.from_pretrained(source).save_pretrained(staging)
         config = record.get("config", {})
         if "env_id" in config:  # the prompt format travels with the model (agents.prompt_format)
-            add_prompt_format(staging, config["env_id"], PromptLimits.from_dict(config.get("prompt")))
+            limits = config.get("rollout", {}).get("prompt", config.get("prompt"))  # flat: old
+            add_prompt_format(staging, config["env_id"], PromptLimits.from_dict(limits))
         (staging / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n")
         for path in [staging, *staging.iterdir()]:  # mkdtemp's 0700 would follow the folder around
             path.chmod(0o755 if path.is_dir() else 0o644)

@@ -86,11 +86,17 @@ def test_template_matches_the_builder_on_any_text(formatted_copy, task, observat
         tokenizer, "sdgym/WebShop-v0", limits, *args)
 
 
-def test_export_writes_the_prompt_format(tmp_path) -> None:
+@pytest.mark.parametrize("config", [
+    {"env_id": "sdgym/SearchQA-v0", "rollout": {"prompt": {"history": 1, "max_admissible": 3}}},
+    {"env_id": "sdgym/SearchQA-v0", "prompt": {"history": 1, "max_admissible": 3}},  # flat: old
+], ids=["nested", "flat"])
+def test_export_writes_the_prompt_format(tmp_path, config) -> None:
+    """The exported prompt format carries the run's own limits (``rollout.prompt``), not the
+    defaults."""
     from agents.warm_starts import export_warm_start
 
     source = shipped_warm_starts()["searchqa-easy-sft"]
-    target = export_warm_start(source, tmp_path / "out", {
-        "command": "demo", "config": {"env_id": "sdgym/SearchQA-v0", "prompt": {"history": 1}}})
-    assert json.loads((target / RECORD_FILE).read_text())["limits"]["history"] == 1
+    target = export_warm_start(source, tmp_path / "out", {"command": "demo", "config": config})
+    limits = json.loads((target / RECORD_FILE).read_text())["limits"]
+    assert (limits["history"], limits["max_admissible"]) == (1, 3)
     assert (target / "additional_chat_templates" / "sdgym.jinja").exists()
