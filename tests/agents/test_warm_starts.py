@@ -144,7 +144,7 @@ def _student_and_teacher_logprobs(name: str, env_id: str, env_kwargs: dict, spli
     from baselines.sft import expert_demonstrations, with_teacher_contexts
     from baselines.teacher import CONTEXT_KINDS
 
-    limits = PromptLimits.from_dict(warm_start_record(name)["config"]["prompt"])
+    limits = PromptLimits.from_dict(dict(shipped_prompt_limits(name)))
     demos = expert_demonstrations(env_id, env_kwargs, split, tasks, limits=limits)
     turns = [d for d in demos if d.turn.step == step]
     assert len(turns) >= tasks - 4 and all(d.guidance for d in turns)
