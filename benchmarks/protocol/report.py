@@ -221,10 +221,13 @@ def _power_met(final: float, difference: float | None) -> bool:
 def power_lines(table: dict[str, dict[str, dict[str, Any]]], compared: list[Comparison]) -> list[str]:
     """The widest intervals of this run against the targets the panel sizes aim for (per
     setting when there are several)."""
-    final, difference = _env_power({f"{env} {m}": r for env, rows in table.items()
-                                    for m, r in rows.items()}, compared)
-    if final is None:
+    per_env = {env_id: _env_power(rows, [c for c in compared if c.env_id == env_id])
+               for env_id, rows in sorted(table.items())}
+    finals = [f for f, _ in per_env.values() if f is not None]
+    differences = [d for _, d in per_env.values() if d is not None]
+    if not finals:
         return []
+    final, difference = max(finals), (max(differences) if differences else None)
     line = (f"**Power**: widest test-success interval ±{final:.3f} (target "
             f"±{POWER_TARGETS['final']:.2f})")
     if difference is not None:
@@ -233,8 +236,7 @@ def power_lines(table: dict[str, dict[str, dict[str, Any]]], compared: list[Comp
     line += (": targets met" if _power_met(final, difference) else
              ": targets not met; a tie here may be a difference this run is too small to see")
     settings = []
-    for env_id, rows in sorted(table.items()):
-        env_final, env_difference = _env_power(rows, [c for c in compared if c.env_id == env_id])
+    for env_id, (env_final, env_difference) in per_env.items():
         if env_final is None:
             continue
         widths = f"±{env_final:.3f}" + (f" / ±{env_difference:.3f}"
