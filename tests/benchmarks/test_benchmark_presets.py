@@ -54,3 +54,30 @@ def test_filing_anchor_plans_the_matrix_of_its_day(tmp_path) -> None:
     mini, two = plan(load_benchmark_preset("cpu-mini"))[0], plan(load_benchmark_preset("cpu-two-env"))[0]
     webshop = [c for c in two if c.env_id == "sdgym/WebShop-v0" and c.kind != "baseline"]
     assert set(mini) <= set(two) and len(two) == len(mini) + len(webshop) == len(mini) + 3 * 13
+
+
+def test_cpu_two_env_tests_webshop_on_hundreds_of_distinct_easy_goals(tmp_path) -> None:
+    """The WebShop cells' test panel is ≥ 200 distinct ``easy_test`` goals (the held-out test
+    instructions make the split big enough) × 2 rollout seeds, the panel shape of Search-QA's."""
+    import gymnasium as gym
+
+    import sdgym  # noqa: F401  (registers the environments)
+    from agents.panel import task_panel
+    from benchmarks.protocol.matrix import cell_config, plan
+
+    preset = load_benchmark_preset("cpu-two-env")
+    cells, _ = plan(preset)
+    configs = {env_id: cell_config(next(c for c in cells if c.kind == "train" and c.env_id == env_id),
+                                   preset, tmp_path)
+               for env_id in ("sdgym/WebShop-v0", "sdgym/SearchQA-v0")}
+    webshop = configs["sdgym/WebShop-v0"]
+    env = gym.make("sdgym/WebShop-v0", **webshop.env_kwargs)
+    try:
+        split_size = env.unwrapped.task_count(webshop.evaluation.test_split)
+    finally:
+        env.close()
+    panel = task_panel(split_size, webshop.evaluation.test_episodes)
+    assert webshop.evaluation.test_split == "easy_test" and split_size >= 400
+    assert len(set(panel)) == webshop.evaluation.test_episodes >= 200
+    shapes = {(c.evaluation.test_episodes, c.evaluation.test_seeds) for c in configs.values()}
+    assert shapes == {(400, 2)}

@@ -32,10 +32,9 @@ def _source_hash() -> str:
 
 
 def _generate(size: str, seed: int) -> Catalog:
-    raw_products, attributes, instructions = generate_upstream_data(SIZES[size], seed)
-    return build_catalog(
-        raw_products, instructions, attributes, seed=seed, source=f"generated:{size}:{seed}"
-    )
+    data = generate_upstream_data(SIZES[size], seed)
+    return build_catalog(data.products, data.instructions, data.attributes, seed=seed,
+                         source=f"generated:{size}:{seed}", test_instructions=data.test_instructions)
 
 
 @lru_cache(maxsize=4)

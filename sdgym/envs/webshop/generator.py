@@ -2,8 +2,8 @@
 
 :func:`generate_upstream_data` returns the three objects upstream ships as JSON files (a raw
 product list like ``items_shuffle.json``, an attribute map like ``items_ins_v2.json``, human
-instructions like ``items_human_ins.json``), so generated data goes through exactly the loader
-real data goes through (:func:`sdgym.envs.webshop.loaders.build_catalog`).
+instructions like ``items_human_ins.json``) and held-out test instructions in the same format,
+so generated data goes through exactly the loader real data goes through (:func:`sdgym.envs.webshop.loaders.build_catalog`).
 
 Each product instantiates a :class:`~sdgym.envs.webshop.taxonomy.ProductType` (types are
 dealt round-robin in a seeded order): a fictional brand, four to six of the type's attributes,
@@ -12,6 +12,14 @@ mention the others, a subset of each offered option's values, and a price (a qua
 products with options show a price range, as upstream's do). About 0.8 instructions per
 product are written from templates in the style of WebShop's human instructions: one to three
 of the product's attributes, a value for most of its options.
+
+Held-out test instructions: a second, independent stream writes one more instruction for about
+a quarter of the products (:data:`HELD_OUT_TEST_SHARE`), never repeating one of that product's
+instructions. They go to the test split only (goal ids ``"<asin>-t<k>"``), after every other
+goal, so the products and the train / val / test goals the first stream writes are the same with
+or without them. They exist so that the test split, and its easy subset, hold enough goals for a
+comparison to reach its power (upstream's 500 human test goals are a fixed set; a generated
+catalogue's 10% test share of ~8,000 goals leaves only ~114 easy ones).
 """
 
 from __future__ import annotations
@@ -19,12 +27,17 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from sdgym.envs.webshop.taxonomy import BRAND_SYLLABLES, OPTION_POOLS, PRODUCT_TYPES, ProductType
 
 SIZES: dict[str, int] = {"full": 10_000, "small": 2_000, "tiny": 300}
 """Number of products per named catalogue size."""
+
+HELD_OUT_TEST_SHARE = 0.25
+"""Share of products that get one held-out test instruction (see the module docstring)."""
+HELD_OUT_ATTEMPTS = 8
+"""Draws tried for a held-out instruction that repeats none of its product's; then none."""
 
 T = TypeVar("T")
 
@@ -192,15 +205,44 @@ def _instruction(rng: Draws, kind: ProductType, raw: dict[str, Any]) -> dict:
     }
 
 
-def generate_upstream_data(
-    num_products: int, seed: int = 0
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """``(raw products, attributes by asin, human instructions by asin)`` in upstream formats."""
+class GeneratedData(NamedTuple):
+    """A generated catalogue in upstream's raw formats, plus the held-out test instructions."""
+
+    products: list[dict[str, Any]]
+    """The raw product list, in upstream's ``items_shuffle`` order."""
+    attributes: dict[str, dict[str, Any]]
+    """The attribute map by asin (``items_ins_v2``)."""
+    instructions: dict[str, list[dict[str, Any]]]
+    """Human-style instructions by asin (``items_human_ins``); their splits come from their ids."""
+    test_instructions: dict[str, list[dict[str, Any]]]
+    """Held-out instructions by asin, in the same format, for the test split only."""
+
+
+def _stream_seed(seed: int, name: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:8], "big")
+
+
+def _held_out_instruction(
+    rng: Draws, kind: ProductType, raw: dict[str, Any], taken: Sequence[dict[str, Any]]
+) -> dict[str, Any] | None:
+    texts = {instruction["instruction"] for instruction in taken}
+    for _ in range(HELD_OUT_ATTEMPTS):
+        instruction = _instruction(rng, kind, raw)
+        if instruction["instruction"] not in texts:
+            return instruction
+    return None
+
+
+def generate_upstream_data(num_products: int, seed: int = 0) -> GeneratedData:
+    """The raw products, attribute map and instructions (upstream's formats), plus held-out
+    test instructions from an independent stream (see the module docstring)."""
     rng = Draws(seed)
+    held_out = Draws(_stream_seed(seed, "held-out test instructions"))
     type_order = rng.permutation(len(PRODUCT_TYPES))
     taken: set[str] = set()
     products: list[dict[str, Any]] = []
     instructions: dict[str, list[dict[str, Any]]] = {}
+    test_instructions: dict[str, list[dict[str, Any]]] = {}
     for index in range(num_products):
         kind = PRODUCT_TYPES[type_order[index % len(PRODUCT_TYPES)]]
         raw = _raw_product(rng, kind, _asin(seed, index, taken))
@@ -208,6 +250,10 @@ def generate_upstream_data(
         count = rng.choice(_INSTRUCTION_COUNTS)
         if count:
             instructions[raw["asin"]] = [_instruction(rng, kind, raw) for _ in range(count)]
+        if held_out.chance(HELD_OUT_TEST_SHARE):
+            extra = _held_out_instruction(held_out, kind, raw, instructions.get(raw["asin"], []))
+            if extra is not None:
+                test_instructions[raw["asin"]] = [extra]
     attributes = {raw["asin"]: {"attributes": raw.pop("attributes")} for raw in products}
     order = rng.permutation(len(products))  # upstream's items_shuffle order
-    return [products[i] for i in order], attributes, instructions
+    return GeneratedData([products[i] for i in order], attributes, instructions, test_instructions)

@@ -12,7 +12,8 @@ depend on one another or on load order.
 Splits: upstream shuffles goals with a fixed seed and takes the first 500 as test and the next
 1,000 as validation. Here a goal's split is a pure function of its id (``crc32 % 20``: 0-1 test,
 2-3 val, the rest train), so splits are disjoint, stable across machines and unaffected by
-adding goals.
+adding goals. Goals made with a fixed ``split`` (held-out test instructions) carry a tagged id
+(``"<asin>-t<k>"``) and keep that split.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def make_goals(
     instructions: Mapping[str, Sequence[Mapping[str, Any]]],
     prices: Mapping[str, float],
     seed: int = 0,
+    *,
+    split: str | None = None,
 ) -> list[dict[str, Any]]:
     """Goals from upstream-format human instructions (``{asin: [instruction, ...]}``).
 
@@ -69,7 +72,13 @@ def make_goals(
     ``instruction_options`` (list of values, or dict name -> value); instructions without
     attributes are skipped, as upstream does. Goal ids are ``"<asin>-<k>"`` with ``k`` the
     instruction's position for that product. Goals come out in product order.
+
+    ``split``: put every goal in this split, with ids ``"<asin>-<split initial><k>"`` so that
+    they never collide with the positional ids; ``None``: each goal's :func:`split_of` its id.
     """
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"unknown goal split {split!r}; choose one of {list(SPLITS)}")
+    tag = "" if split is None else split[0]
     goals: list[dict[str, Any]] = []
     for product in products:
         asin = product["asin"]
@@ -77,7 +86,7 @@ def make_goals(
             attributes = list(instruction.get("instruction_attributes") or [])
             if not attributes:
                 continue
-            goal_id = f"{asin}-{k}"
+            goal_id = f"{asin}-{tag}{k}"
             ceiling = draw_price_ceiling(prices[asin], unit_hash(seed, goal_id))
             text = str(instruction["instruction"]).strip().strip(".") + price_clause(ceiling)
             options = instruction.get("instruction_options") or []
@@ -96,7 +105,7 @@ def make_goals(
                     if isinstance(options, Mapping)
                     else list(options),
                     "weight": 1,
-                    "split": split_of(goal_id),
+                    "split": split or split_of(goal_id),
                 }
             )
     return goals

@@ -131,11 +131,18 @@ def build_catalog(
     seed: int = 0,
     num_products: int | None = None,
     source: str = "upstream",
+    test_instructions: Mapping[str, Any] | None = None,
 ) -> Catalog:
-    """A :class:`Catalog` from upstream-format data already in memory."""
+    """A :class:`Catalog` from upstream-format data already in memory.
+
+    ``test_instructions`` (the same format as ``instructions``): held-out goals for the test
+    split only, after all the others (:func:`~sdgym.envs.webshop.goals.make_goals`).
+    """
     products = normalize_products(raw_products, attributes, num_products)
     prices = product_prices(products, seed)
     goals = make_goals(products, instructions, prices, seed)
+    if test_instructions:
+        goals += make_goals(products, test_instructions, prices, seed, split="test")
     return Catalog(products=products, prices=prices, goals=goals, source=source)
 
 

@@ -9,8 +9,8 @@ from webshop_upstream_files import write_upstream_files
 
 from sdgym.envs.webshop.catalog import generated_catalog
 from sdgym.envs.webshop.generator import generate_upstream_data
-from sdgym.envs.webshop.goals import NO_CEILING, draw_price_ceiling, split_of
-from sdgym.envs.webshop.loaders import load_upstream, parse_pricing
+from sdgym.envs.webshop.goals import NO_CEILING, draw_price_ceiling, make_goals, split_of
+from sdgym.envs.webshop.loaders import build_catalog, load_upstream, parse_pricing
 from sdgym.envs.webshop.taxonomy import CATEGORIES, PRODUCT_TYPES
 
 PRODUCT_KEYS = {
@@ -51,6 +51,32 @@ def test_tiny_catalog_schema_and_goals_are_achievable() -> None:
 def test_generation_is_deterministic_and_seeded() -> None:
     assert generate_upstream_data(50, seed=3) == generate_upstream_data(50, seed=3)
     assert generate_upstream_data(50, seed=3)[0] != generate_upstream_data(50, seed=4)[0]
+
+
+def test_held_out_test_goals_leave_every_other_goal_as_it_was() -> None:
+    """The held-out stream only appends test goals: the catalogue without it has the same
+    products and goals, in the same order, and each split's goals are a prefix of the new."""
+    data = generate_upstream_data(2000, seed=0)
+    without = build_catalog(data.products, data.instructions, data.attributes)
+    with_held_out = build_catalog(data.products, data.instructions, data.attributes,
+                                  test_instructions=data.test_instructions)
+    assert with_held_out.products == without.products
+    assert with_held_out.goals[:len(without.goals)] == without.goals
+    for split in ("train", "val"):
+        assert with_held_out.goals_by_split[split] == without.goals_by_split[split]
+    extra = with_held_out.goals[len(without.goals):]
+    assert len(extra) == sum(len(v) for v in data.test_instructions.values())
+    assert 0.2 * 2000 < len(extra) < 0.3 * 2000  # about a quarter of the products
+    assert {goal["split"] for goal in extra} == {"test"}
+    assert all(goal["goal_id"] == f"{goal['asin']}-t0" for goal in extra)
+    own_texts = {(g["asin"], g["instruction_text"]) for g in without.goals}
+    assert not {(g["asin"], g["instruction_text"]) for g in extra} & own_texts
+    assert len(with_held_out.goals_by_split["test"]) > 2 * len(without.goals_by_split["test"])
+
+
+def test_a_fixed_goal_split_must_be_one_of_the_splits() -> None:
+    with pytest.raises(ValueError, match="unknown goal split 'holdout'"):
+        make_goals([], {}, {}, split="holdout")
 
 
 def test_splits_are_disjoint_and_stable() -> None:
