@@ -209,12 +209,25 @@ def test_bad_kwargs() -> None:
         gym.make("sdgym/ScienceWorld-v0", simplifications="fly")
 
 
+def stop_jvm(pid: int) -> None:
+    """SIGSTOP the JVM and wait until the kernel reports it stopped (fails clearly otherwise)."""
+    import os
+    import signal
+    import time
+
+    import psutil
+
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while psutil.Process(pid).status() != psutil.STATUS_STOPPED:
+        assert time.monotonic() < deadline, f"the JVM (pid {pid}) did not stop on SIGSTOP"
+        time.sleep(0.01)
+
+
 def test_a_stopped_jvm_misses_the_deadline_and_is_replaced(caplog) -> None:
     """SIGSTOP hangs the JVM: the step returns after the call deadline on a new JVM with the
     episode replayed, in one warning (py4j's tracebacks silenced)."""
     import logging
-    import os
-    import signal
     import threading
 
     env = gym.make("sdgym/ScienceWorld-v0", task_names=["find-non-living-thing"],
@@ -224,7 +237,7 @@ def test_a_stopped_jvm_misses_the_deadline_and_is_replaced(caplog) -> None:
         gold = info["privileged"]["gold_plan_from_start"]
         env.step(gold[0])
         old = env.unwrapped.simulator.jvm
-        os.kill(old.pid, signal.SIGSTOP)
+        stop_jvm(old.pid)
         result: list = []
         with caplog.at_level(logging.DEBUG), pytest.warns(RuntimeWarning) as warned:
             worker = threading.Thread(target=lambda: result.append(env.step(gold[1])))
@@ -244,19 +257,28 @@ def test_a_stopped_jvm_misses_the_deadline_and_is_replaced(caplog) -> None:
 
 
 def test_close_during_a_blocked_step_starts_no_new_jvm() -> None:
-    import os
-    import signal
     import threading
 
     env = gym.make("sdgym/ScienceWorld-v0", task_names=["find-non-living-thing"],
                    call_timeout_s=30.0)
     _, info = reset_to(env, "find-non-living-thing", 0)
-    old = env.unwrapped.simulator.jvm
-    os.kill(old.pid, signal.SIGSTOP)
+    simulator = env.unwrapped.simulator
+    old = simulator.jvm
+    stop_jvm(old.pid)
+    in_call = threading.Event()
+    raw_step = simulator._raw_step
+
+    def signalling_step(server, command):
+        in_call.set()  # the step got past the env's checks: it is calling the (stopped) JVM
+        return raw_step(server, command)
+
+    simulator._raw_step = signalling_step
     result: list = []
     worker = threading.Thread(target=lambda: result.append(env.step("look around")))
     worker.start()
-    worker.join(0.5)
+    # close only once the step is calling the JVM (a loaded machine may start the thread late;
+    # closing first would answer the closed env's step, which is not what this tests)
+    assert in_call.wait(60), "the step never called the simulator"
     env.close()  # kills the stopped JVM: the blocked call breaks now, not after 30 s
     worker.join(60)
     assert result, "the blocked step did not end when the env closed"
