@@ -97,7 +97,7 @@ def time_tree(tree: Path, model_dir: Path, work_file: Path, steps: int) -> dict[
                            str(work_file), str(steps)], capture_output=True, text=True,
                           env=env, cwd=tree, timeout=CHILD_TIMEOUT_S)
     if done.returncode != 0:
-        raise RuntimeError(f"the GRPO step of {tree} failed: {done.stderr.strip()[-800:]}")
+        raise RuntimeError(f"the timed work of {tree} failed: {done.stderr.strip()[-800:]}")
     measured = json.loads(done.stdout.strip().splitlines()[-1])
     if not all(Path(path).resolve().is_relative_to(tree.resolve()) for path in measured["code"]):
         raise RuntimeError(f"the child imported {measured['code']}, not the code of {tree}")
