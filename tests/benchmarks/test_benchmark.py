@@ -234,14 +234,14 @@ def test_worker_processes_give_the_one_after_another_records(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_reduced_two_env_main_job_reports_every_planned_cell_and_seed(tmp_path) -> None:
-    """cpu-two-env (cpu-mini's Search-QA cells plus WebShop's) cut down -- two methods, one
+def test_reduced_cpu_power_reports_every_planned_cell_and_seed(tmp_path) -> None:
+    """cpu-power (cpu-mini's Search-QA cells plus WebShop's) cut down -- two methods, one
     baseline env, tiny panels, 1 step -- but with its three training seeds, both warm starts and
     its worker processes: every planned cell is in the results, and each trained row of each env
     rests on all seeds with an interval."""
     import dataclasses
 
-    full = load_benchmark_preset("cpu-two-env")
+    full = load_benchmark_preset("cpu-power")
     preset = dataclasses.replace(
         full, methods=["grpo", "sdar"], baseline_envs=["sdgym/SearchQA-v0"], ppo_envs=[],
         baseline_episodes=4, baseline_seeds=2,
@@ -253,7 +253,7 @@ def test_reduced_two_env_main_job_reports_every_planned_cell_and_seed(tmp_path) 
     result = run_matrix(preset, tmp_path, jobs=2)
     assert not result["failures"] and result["planned"] == len(cells) == 2 + 2 * 3 * 3
     assert sorted(r["cell"] for r in result["records"]) == sorted(c.key for c in cells)
-    report = write_report(result, tmp_path, "reduced cpu-two-env").read_text()
+    report = write_report(result, tmp_path, "reduced cpu-power").read_text()
     rollouts = full.train_overrides["evaluation"]["test_seeds"]
     for env_id, tasks in (("sdgym/SearchQA-v0", 12), ("sdgym/WebShop-v0", 10)):
         section = report.split(f"## {env_id}")[1].split("## ")[0]

@@ -38,7 +38,7 @@ def test_benchmark_preset_types_are_checked_on_load(tmp_path, text, message) -> 
 
 def test_filing_anchor_plans_the_matrix_of_its_day(tmp_path) -> None:
     """The anchor matrix (cpu-mini when the throughput issue was filed) plans that day's 24 cells
-    with that day's panels, and cpu-two-env plans cpu-mini's cells plus the same ones on WebShop."""
+    with that day's panels, and cpu-power plans cpu-mini's cells plus the same ones on WebShop."""
     from pathlib import Path
 
     from benchmarks.protocol.matrix import cell_config, plan
@@ -51,12 +51,12 @@ def test_filing_anchor_plans_the_matrix_of_its_day(tmp_path) -> None:
     evaluation = cell_config(train, anchor, tmp_path).evaluation
     assert (evaluation.val_episodes, evaluation.test_episodes, evaluation.test_seeds,
             evaluation.val_teacher) == (16, 16, 8, False)
-    mini, two = plan(load_benchmark_preset("cpu-mini"))[0], plan(load_benchmark_preset("cpu-two-env"))[0]
+    mini, two = plan(load_benchmark_preset("cpu-mini"))[0], plan(load_benchmark_preset("cpu-power"))[0]
     webshop = [c for c in two if c.env_id == "sdgym/WebShop-v0" and c.kind != "baseline"]
     assert set(mini) <= set(two) and len(two) == len(mini) + len(webshop) == len(mini) + 3 * 13
 
 
-def test_cpu_two_env_tests_webshop_on_hundreds_of_distinct_easy_goals(tmp_path) -> None:
+def test_cpu_power_tests_webshop_on_hundreds_of_distinct_easy_goals(tmp_path) -> None:
     """The WebShop cells' test panel is ≥ 200 distinct ``easy_test`` goals (the held-out test
     instructions make the split big enough) × 2 rollout seeds, the panel shape of Search-QA's."""
     import gymnasium as gym
@@ -65,7 +65,7 @@ def test_cpu_two_env_tests_webshop_on_hundreds_of_distinct_easy_goals(tmp_path) 
     from agents.panel import task_panel
     from benchmarks.protocol.matrix import cell_config, plan
 
-    preset = load_benchmark_preset("cpu-two-env")
+    preset = load_benchmark_preset("cpu-power")
     cells, _ = plan(preset)
     configs = {env_id: cell_config(next(c for c in cells if c.kind == "train" and c.env_id == env_id),
                                    preset, tmp_path)
