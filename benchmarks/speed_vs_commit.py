@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+WORKS = ("grpo-step", "generation-distinct64", "generation-grpo16x4")
 CHILD_TIMEOUT_S = 600.0
 """A child that takes longer than this (model load, warm-up and the timed steps) is an error."""
 
@@ -45,10 +46,12 @@ CHILD = r"""
 import json, statistics, sys, time
 tree, model_dir, work_file, steps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 sys.path.insert(0, tree)
+# an editable install's finder would fill any module the tree lacks from the installed checkout
+sys.meta_path[:] = [f for f in sys.meta_path
+                    if not getattr(f, "__module__", "").startswith("__editable__")]
 import torch
 torch.set_num_threads(1)
 torch.manual_seed(0)
-import agents, baselines
 from agents.backends.base import SamplingParams
 from agents.backends.hf import HFBackend
 from benchmarks.test_grpo_vs_trl_bench import SdgymGRPOStep
@@ -74,9 +77,13 @@ for _ in range(steps):
     start = time.perf_counter()
     tokens.append(run())
     seconds.append(time.perf_counter() - start)
+code = sorted({m.__file__ for name, m in list(sys.modules.items())
+               if name.split(".")[0] in ("agents", "baselines", "benchmarks", "sdgym")
+               and getattr(m, "__file__", None)})
 print(json.dumps({"median_s": statistics.median(seconds), "tokens_per_call": statistics.mean(tokens),
-                  "code": [agents.__file__, baselines.__file__]}))
+                  "code": code}))
 """
+
 
 def unpack_commit(commit: str, into: Path) -> Path:
     """The tree of ``commit`` of this repository, unpacked under ``into``."""
@@ -99,12 +106,16 @@ def time_tree(tree: Path, model_dir: Path, work_file: Path, steps: int) -> dict[
     if done.returncode != 0:
         raise RuntimeError(f"the timed work of {tree} failed: {done.stderr.strip()[-800:]}")
     measured = json.loads(done.stdout.strip().splitlines()[-1])
-    if not all(Path(path).resolve().is_relative_to(tree.resolve()) for path in measured["code"]):
-        raise RuntimeError(f"the child imported {measured['code']}, not the code of {tree}")
+    foreign = foreign_modules(tree, measured["code"])
+    if foreign:
+        raise RuntimeError(f"the child timing {tree} imported code from elsewhere: {foreign[:3]}")
     return measured
 
 
-WORKS = ("grpo-step", "generation-distinct64", "generation-grpo16x4")
+def foreign_modules(tree: Path, files: list[str]) -> list[str]:
+    """The project module files among ``files`` that do not lie inside ``tree``."""
+    root = tree.resolve()
+    return [path for path in files if not Path(path).resolve().is_relative_to(root)]
 
 
 def work_spec(work: str) -> tuple[Path, dict[str, object]]:
@@ -150,10 +161,13 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                 seconds[side].append(measured["median_s"])
                 tokens[side].append(measured["tokens_per_call"])
     ratios = [a / c for a, c in zip(seconds["anchor"], seconds["candidate"])]
+    per_token = [(tc / c) / (ta / a) for a, c, ta, tc in
+                 zip(seconds["anchor"], seconds["candidate"], tokens["anchor"], tokens["candidate"])]
     result = {"work": args.work, "anchor_commit": args.anchor_commit, "rounds": args.rounds,
               "calls_per_child": args.steps,
               "speedup_median": round(statistics.median(ratios), 3),
               "speedup_min": round(min(ratios), 3), "speedup_max": round(max(ratios), 3),
+              "tokens_per_s_ratio_median": round(statistics.median(per_token), 3),
               "median_s": {side: [round(s, 4) for s in v] for side, v in seconds.items()},
               "tokens_per_call": {side: round(statistics.mean(v), 1) for side, v in tokens.items()},
               "candidate_tokens_per_s": round(

@@ -2,8 +2,8 @@
 
 Counting a split means making the env, which builds its engine (a JVM, an index, generated games):
 seconds to tens of seconds. ``sdgym list`` therefore reads counts from ``$SDGYM_CACHE`` and counts
-only when asked (``sdgym list --counts``), keyed by the env id, its ``gym.make`` kwargs and the
-sdgym version.
+only when asked (``sdgym list --counts``), keyed by the env id, its ``gym.make`` kwargs, the
+sdgym version and a hash of the env packages' source.
 """
 
 from __future__ import annotations
@@ -18,10 +18,20 @@ from sdgym.cache import atomic_write_text, cache_dir
 CACHE_FOLDER = "task-counts"
 
 
+def _envs_source_digest() -> str:
+    """A hash of the env packages' source: an edit that changes a split (e.g. generated goals)
+    invalidates the counts even within one version."""
+    digest = hashlib.sha256()
+    for path in sorted((Path(__file__).parent / "envs").rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _cache_file(env_id: str, kwargs: dict[str, Any]) -> Path:
     from sdgym import __version__
 
-    key = json.dumps([__version__, env_id, sorted(kwargs.items())], default=repr)
+    key = json.dumps([__version__, _envs_source_digest(), env_id, sorted(kwargs.items())],
+                     default=repr)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return cache_dir(CACHE_FOLDER) / f"{env_id.replace('/', '_')}-{digest}.json"
 

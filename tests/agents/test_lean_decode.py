@@ -98,3 +98,18 @@ def test_a_shared_prefix_is_attended_once_with_the_same_result() -> None:
     keys[2, :, 0] += 1.0  # a prefix that differs would be read from row 0 only: not the same
     assert not torch.allclose(_attend(q, keys, values, allowed, prefix),
                               _attend(q, keys, values, allowed, 0), atol=1e-3)
+
+
+def test_the_fused_norm_is_qwen3_s_rmsnorm_bit_for_bit(hf_backend: HFBackend) -> None:
+    """The float32 ``F.rms_norm`` path equals transformers' Qwen3RMSNorm exactly, at the shapes
+    a decode step norms (hidden states, per-head queries and keys)."""
+    model = hf_backend.model.eval()
+    lean = LeanDecoder(model)
+    lean.bind()
+    norms = {"hidden": (model.model.layers[0].input_layernorm, (16, model.config.hidden_size)),
+             "heads": (model.model.layers[0].self_attn.q_norm, (16, 4, lean.head_dim))}
+    generator = torch.Generator().manual_seed(0)
+    for name, (module, shape) in norms.items():
+        x = torch.randn(shape, generator=generator) * 7
+        with torch.no_grad():
+            assert torch.equal(lean._norm(x, module.weight), module(x)), name

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.speed_vs_commit import time_tree, unpack_commit
+from benchmarks.speed_vs_commit import foreign_modules, time_tree, unpack_commit
 
 ROOT = Path(__file__).parents[2]
 
@@ -26,6 +26,16 @@ def test_the_anchor_tree_is_the_commit_s_own_files(tmp_path) -> None:
 
 
 def test_a_tree_without_the_benchmark_fails_with_its_name(tmp_path) -> None:
+    """A tree that has a project package but not the benchmark fails in its own import: the
+    editable install's checkout does not fill the gap."""
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents/__init__.py").write_text("")
     (tmp_path / "work.json").write_text('{"kind": "grpo-step", "prompts": []}')
-    with pytest.raises(RuntimeError, match=f"the timed work of {tmp_path} failed"):
+    with pytest.raises(RuntimeError, match=f"the timed work of {tmp_path} failed") as failed:
         time_tree(tmp_path, tmp_path, tmp_path / "work.json", 1)
+    assert "No module named 'agents.backends'" in str(failed.value)
+
+
+def test_code_from_outside_the_tree_is_named(tmp_path) -> None:
+    inside, outside = tmp_path / "tree/agents/x.py", tmp_path / "other/agents/y.py"
+    assert foreign_modules(tmp_path / "tree", [str(inside), str(outside)]) == [str(outside)]

@@ -28,6 +28,7 @@ def _source_hash() -> str:
     digest = hashlib.sha256()
     for module in (generator, goals, loaders, schema, taxonomy):
         digest.update(Path(module.__file__ or "").read_bytes())
+    digest.update(Path(__file__).read_bytes())  # this module's _generate
     return digest.hexdigest()[:16]
 
 

@@ -16,7 +16,7 @@ Example:
     (True, True)
 
 Kwargs of ``gym.make`` (all optional):
-    size: generated catalogue size, ``"full"`` (10,000 products, ~8,000 goals), ``"small"``
+    size: generated catalogue size, ``"full"`` (10,000 products, 10,455 goals), ``"small"``
         (2,000) or ``"tiny"`` (300, for tests).
     catalog_seed: seed of the generated catalogue (default 0).
     product_file, instruction_file, attribute_file: upstream WebShop JSON files to use instead

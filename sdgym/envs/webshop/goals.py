@@ -26,6 +26,8 @@ from typing import Any
 PRICE_RANGE: tuple[float, ...] = tuple(10.0 * i for i in range(1, 100))
 NO_CEILING = 1_000_000.0
 SPLITS: tuple[str, ...] = ("train", "val", "test")
+SPLIT_TAGS: dict[str, str] = {"train": "r", "val": "v", "test": "t"}
+"""The id tag of goals made with a fixed split (``"<asin>-<tag><k>"``): distinct per split."""
 
 
 def unit_hash(*parts: object) -> float:
@@ -73,12 +75,13 @@ def make_goals(
     attributes are skipped, as upstream does. Goal ids are ``"<asin>-<k>"`` with ``k`` the
     instruction's position for that product. Goals come out in product order.
 
-    ``split``: put every goal in this split, with ids ``"<asin>-<split initial><k>"`` so that
-    they never collide with the positional ids; ``None``: each goal's :func:`split_of` its id.
+    ``split``: put every goal in this split, with ids ``"<asin>-<tag><k>"`` (:data:`SPLIT_TAGS`)
+    that never collide with the positional ids or another split's; ``None``: each goal's split is
+    :func:`split_of` of its id.
     """
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown goal split {split!r}; choose one of {list(SPLITS)}")
-    tag = "" if split is None else split[0]
+    tag = "" if split is None else SPLIT_TAGS[split]
     goals: list[dict[str, Any]] = []
     for product in products:
         asin = product["asin"]

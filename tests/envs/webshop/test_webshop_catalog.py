@@ -74,9 +74,29 @@ def test_held_out_test_goals_leave_every_other_goal_as_it_was() -> None:
     assert len(with_held_out.goals_by_split["test"]) > 2 * len(without.goals_by_split["test"])
 
 
-def test_a_fixed_goal_split_must_be_one_of_the_splits() -> None:
+def test_the_held_out_stream_draws_nothing_from_the_main_one(monkeypatch) -> None:
+    """With no held-out share the generator writes exactly the same products and instructions:
+    the held-out instructions come from a stream of their own."""
+    from sdgym.envs.webshop import generator
+
+    data = generate_upstream_data(2000, seed=0)
+    monkeypatch.setattr(generator, "HELD_OUT_TEST_SHARE", 0.0)
+    without = generate_upstream_data(2000, seed=0)
+    assert without.test_instructions == {} and data.test_instructions
+    assert (without.products, without.attributes, without.instructions) == (
+        data.products, data.attributes, data.instructions)
+
+
+def test_a_fixed_goal_split_must_be_one_of_the_splits_and_tags_its_ids() -> None:
     with pytest.raises(ValueError, match="unknown goal split 'holdout'"):
         make_goals([], {}, {}, split="holdout")
+    catalog = generated_catalog("tiny")
+    product = catalog.products[0]
+    instructions = {product["asin"]: [{"instruction": "i need a thing",
+                                       "instruction_attributes": ["x"]}]}
+    ids = {split: make_goals([product], instructions, catalog.prices, split=split)[0]["goal_id"]
+           for split in ("train", "val", "test")}
+    assert len(set(ids.values())) == 3 and ids["test"] == f"{product['asin']}-t0"
 
 
 def test_splits_are_disjoint_and_stable() -> None:
