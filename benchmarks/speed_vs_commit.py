@@ -3,9 +3,9 @@
 The in-process anchor of ``test_grpo_vs_trl_bench.py`` ("previous path") is today's code with
 the throughput options switched off; it keeps today's sampler and bookkeeping, so it is not
 exactly the code of an earlier day. This script measures the earlier code itself: it unpacks
-``--anchor-commit`` (``git archive``) into a temporary folder and times, in alternating child
-processes (A/B, B/A, ...), the same GRPO step (:class:`SdgymGRPOStep` of each tree's own
-``benchmarks/test_grpo_vs_trl_bench.py``: 4 prompts × 4 completions, 32 new tokens, clipped loss
+``--anchor-commit`` (``git archive``) into a temporary folder and times, in child processes
+whose order alternates per round (:func:`benchmarks.ab_timing.alternate`), the same GRPO step
+(:class:`SdgymGRPOStep` of each tree's own ``benchmarks/test_grpo_vs_trl_bench.py``: 4 prompts × 4 completions, 32 new tokens, clipped loss
 with the entropy bonus, backward, clipping, AdamW) on the same model folder and the same prompt
 strings, made once by this tree. Each child warms up, then times ``--steps`` steps and reports
 their median; each round's ratio is anchor median / candidate median. Prints one JSON line: the
@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -146,32 +147,35 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--steps", type=int, default=5, help="timed calls per child")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    from benchmarks.ab_timing import alternate
+
     model_dir, work = work_spec(args.work)
     with tempfile.TemporaryDirectory(prefix="sdgym-vs-commit-") as scratch:
         folder = Path(scratch)
         work_file = folder / "work.json"
         work_file.write_text(json.dumps(work))
         anchor = unpack_commit(args.anchor_commit, folder)
-        seconds: dict[str, list[float]] = {"anchor": [], "candidate": []}
         tokens: dict[str, list[float]] = {"anchor": [], "candidate": []}
-        for round_index in range(args.rounds):
-            order = [("anchor", anchor), ("candidate", ROOT)]
-            for side, tree in order if round_index % 2 == 0 else order[::-1]:
+
+        def side(name: str, tree: Path) -> Callable[[], float]:
+            def run() -> float:  # one child: warmed up inside, median seconds of its calls
                 measured = time_tree(tree, model_dir, work_file, args.steps)
-                seconds[side].append(measured["median_s"])
-                tokens[side].append(measured["tokens_per_call"])
-    ratios = [a / c for a, c in zip(seconds["anchor"], seconds["candidate"])]
+                tokens[name].append(measured["tokens_per_call"])
+                return measured["median_s"]
+            return run
+
+        timed = alternate(side("candidate", ROOT), side("anchor", anchor), rounds=args.rounds,
+                          warmup=0)
     per_token = [(tc / c) / (ta / a) for a, c, ta, tc in
-                 zip(seconds["anchor"], seconds["candidate"], tokens["anchor"], tokens["candidate"])]
-    result = {"work": args.work, "anchor_commit": args.anchor_commit, "rounds": args.rounds,
-              "calls_per_child": args.steps,
-              "speedup_median": round(statistics.median(ratios), 3),
-              "speedup_min": round(min(ratios), 3), "speedup_max": round(max(ratios), 3),
+                 zip(timed.anchor, timed.candidate, tokens["anchor"], tokens["candidate"])]
+    result = {"work": args.work, "anchor_commit": args.anchor_commit, "calls_per_child": args.steps,
+              **timed.summary("speedup"),
               "tokens_per_s_ratio_median": round(statistics.median(per_token), 3),
-              "median_s": {side: [round(s, 4) for s in v] for side, v in seconds.items()},
-              "tokens_per_call": {side: round(statistics.mean(v), 1) for side, v in tokens.items()},
+              "median_s": {"anchor": [round(s, 4) for s in timed.anchor],
+                           "candidate": [round(s, 4) for s in timed.candidate]},
+              "tokens_per_call": {name: round(statistics.mean(v), 1) for name, v in tokens.items()},
               "candidate_tokens_per_s": round(
-                  statistics.mean(tokens["candidate"]) / statistics.median(seconds["candidate"]))}
+                  statistics.mean(tokens["candidate"]) / statistics.median(timed.candidate))}
     print(json.dumps(result))
     return result
 
