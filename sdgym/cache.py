@@ -20,7 +20,7 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from filelock import FileLock
@@ -70,6 +70,15 @@ def sha256_file(path: Path) -> str:
     """Hex SHA-256 of a file's bytes."""
     with path.open("rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def source_digest(files: Iterable[Path]) -> str:
+    """16 hex digits of SHA-256 over the files' bytes, in the order given: a cache key that an
+    edit to any of those source files changes."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def write_manifest(folder: Path) -> None:

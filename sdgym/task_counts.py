@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from sdgym.cache import atomic_write_text, cache_dir
+from sdgym.cache import atomic_write_text, cache_dir, source_digest
 
 CACHE_FOLDER = "task-counts"
 
 
+@lru_cache(maxsize=1)
 def _envs_source_digest() -> str:
     """A hash of the env packages' source: an edit that changes a split (e.g. generated goals)
     invalidates the counts even within one version."""
-    digest = hashlib.sha256()
-    for path in sorted((Path(__file__).parent / "envs").rglob("*.py")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return source_digest(sorted((Path(__file__).parent / "envs").rglob("*.py")))
 
 
 def _cache_file(env_id: str, kwargs: dict[str, Any]) -> Path:

@@ -10,12 +10,11 @@ costs the generation time.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import pickle
 from functools import lru_cache
 from pathlib import Path
 
-from sdgym.cache import atomic_write_bytes, cache_root
+from sdgym.cache import atomic_write_bytes, cache_root, source_digest
 from sdgym.envs.webshop import generator, goals, loaders, schema, taxonomy
 from sdgym.envs.webshop.generator import SIZES, generate_upstream_data
 from sdgym.envs.webshop.loaders import build_catalog
@@ -25,11 +24,8 @@ from sdgym.envs.webshop.search import DEFAULT_BACKEND, ProductSearch
 
 @lru_cache(maxsize=1)
 def _source_hash() -> str:
-    digest = hashlib.sha256()
-    for module in (generator, goals, loaders, schema, taxonomy):
-        digest.update(Path(module.__file__ or "").read_bytes())
-    digest.update(Path(__file__).read_bytes())  # this module's _generate
-    return digest.hexdigest()[:16]
+    modules = (generator, goals, loaders, schema, taxonomy)
+    return source_digest([*(Path(m.__file__ or "") for m in modules), Path(__file__)])
 
 
 def _generate(size: str, seed: int) -> Catalog:
