@@ -593,8 +593,8 @@ class HFBackend(PolicyBackend):
         logprobs: list[list[float]] = [[] for _ in range(batch)]
         reasons: list[FinishReason | None] = [None] * batch
         with grouped_decoding(self.model, self.grouped_decode_attention):
-            state = self._prefill(prefill, owner, params.max_new_tokens)
-            lean = self._lean_decoder(state.cache)
+            lean = self._lean_decoder()
+            state = self._prefill(prefill, owner, params.max_new_tokens, lean)
             logits = state.logits
             for step in range(params.max_new_tokens):
                 draws = (None if params.row_seeds is None or params.temperature == 0 else
@@ -625,26 +625,27 @@ class HFBackend(PolicyBackend):
             for prompt, resp, lps, reason in zip(prompt_ids, responses, logprobs, reasons)
         ]
 
-    def _lean_decoder(self, cache: Any) -> LeanDecoder | None:
-        """The :class:`LeanDecoder` for this call's decode steps (bound to the current weights),
-        when :attr:`lean_decode` is on, the model qualifies and the cache is preallocated."""
-        from transformers import StaticCache
-
-        if not (self.lean_decode and isinstance(cache, StaticCache)
-                and can_lean_decode(self.model)):
+    def _lean_decoder(self) -> LeanDecoder | None:
+        """The :class:`LeanDecoder` for this call's prefill and decode steps (bound to the
+        current weights), when :attr:`lean_decode` and :attr:`static_cache` are on and the model
+        qualifies (:func:`~agents.backends.lean_decode.can_lean_decode`)."""
+        if not (self.lean_decode and self.static_cache and can_lean_decode(self.model)):
             return None
         if self._lean is None or self._lean.model is not self.model:
             self._lean = LeanDecoder(self.model)
         self._lean.bind()
         return self._lean
 
-    def _prefill(self, prompts: list[list[int]], owner: list[int],
-                 max_new_tokens: int) -> _DecodeState:
+    def _prefill(self, prompts: list[list[int]], owner: list[int], max_new_tokens: int,
+                 lean: LeanDecoder | None = None) -> _DecodeState:
         """Run the prompts' forward and give every row its prompt's state (``owner[row]``):
-        with :attr:`length_buckets`, in buckets of similar length whose KV caches are then laid
+        with ``lean``, packed through :meth:`LeanDecoder.prefill`; else with
+        :attr:`length_buckets`, in buckets of similar length whose KV caches are then laid
         side by side, left-padded to the longest, as one cache (attention-only models)."""
         attention_only = _full_attention_only(self.model)
         shared = self._shared_prefix_length(prompts) if attention_only else 0
+        if lean is not None:
+            return self._lean_prefill(lean, prompts, owner, max_new_tokens, shared)
         prefix = _prefix_cache(self.model, prompts[0][:shared], self.device) if shared else None
         groups = (length_buckets([len(p) - shared for p in prompts], self.bucket_cost)
                   if self.length_buckets and attention_only else [list(range(len(prompts)))])
@@ -667,12 +668,33 @@ class HFBackend(PolicyBackend):
         logits = torch.cat([piece[0] for piece in pieces])
         next_pos = torch.cat([piece[2] for piece in pieces])
         slot = {prompt: i for i, prompt in enumerate(order)}
-        index = [slot[owner[row]] for row in range(len(owner))]
-        if index != list(range(len(order))):  # copy each prompt's state to the rows repeating it
+        return self._rows_state([slot[owner[row]] for row in range(len(owner))], cache,
+                                attention_mask, next_pos, logits, shared)
+
+    def _lean_prefill(self, lean: LeanDecoder, prompts: list[list[int]], owner: list[int],
+                      max_new_tokens: int, shared: int) -> _DecodeState:
+        """:meth:`_prefill` through :meth:`LeanDecoder.prefill` (prompts packed, no buckets)
+        into a preallocated cache laid out ``[shared prefix | left padding | prompt]``."""
+        from transformers import StaticCache
+
+        rest = [p[shared:] for p in prompts]
+        width = max(len(p) for p in rest)
+        cache = StaticCache(config=self.model.config, max_cache_len=shared + width + max_new_tokens)
+        logits = lean.prefill(rest, cache, prompts[0][:shared])
+        _, attention_mask = left_pad(rest, self.pad_token_id, self.device)
+        attention_mask = torch.cat([attention_mask.new_ones(len(rest), shared), attention_mask], 1)
+        next_pos = torch.tensor([[len(p)] for p in prompts], device=self.device)
+        return self._rows_state(owner, cache, attention_mask, next_pos, logits, shared)
+
+    def _rows_state(self, index: list[int], cache: Any, attention_mask: torch.Tensor,
+                    next_pos: torch.Tensor, logits: torch.Tensor, shared: int) -> _DecodeState:
+        """The decode state of the call's rows, row ``r`` taking prefill entry ``index[r]``
+        (each prompt's state copied to the rows repeating it)."""
+        if index != list(range(len(logits))):
             select = torch.tensor(index, device=self.device)
             logits, attention_mask, next_pos = logits[select], attention_mask[select], next_pos[select]
             cache.reorder_cache(select)
-        return _DecodeState(list(range(len(owner))), cache, attention_mask, next_pos, logits,
+        return _DecodeState(list(range(len(index))), cache, attention_mask, next_pos, logits,
                             shared)
 
     def _shared_prefix_length(self, prompts: list[list[int]]) -> int:

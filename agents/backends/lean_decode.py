@@ -20,6 +20,7 @@ forward.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,13 @@ def can_lean_decode(model: torch.nn.Module) -> bool:
             and not getattr(config, "use_sliding_window", False)
             and getattr(config, "hidden_act", None) == "silu"
             and not getattr(config, "attention_bias", False))
+
+
+PREFILL_CHUNK_TOKENS = 1024
+"""Tokens per chunk of :meth:`LeanDecoder.prefill`: small enough that a chunk's activations
+(``tokens × intermediate × 2`` floats) are reused memory rather than fresh pages (glibc maps
+blocks over 32 MB afresh on every allocation, so one packed batch of all prompts page-faults
+through every op), large enough that the per-op overhead stays small."""
 
 
 @dataclass
@@ -94,6 +102,42 @@ class LeanDecoder:
         x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
         return weight * x.to(dtype)
 
+    def _rope(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(cos, sin)`` ``[N, 1, D]`` (float32) of the rotary embedding at ``positions [N]``."""
+        freqs = positions.reshape(-1, 1).float() * self.inv_freq
+        angles = torch.cat((freqs, freqs), dim=-1)[:, None, :]
+        return angles.cos() * self.rope_scale, angles.sin() * self.rope_scale
+
+    def _keys_values(self, layer: _Layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                     queries: bool = True,
+                     ) -> tuple[torch.Tensor | None, torch.Tensor, torch.Tensor]:
+        """Queries ``[N, H, D]`` (None without ``queries``), keys and values ``[N, Hkv, D]`` of
+        the residual stream ``x [N, hidden]``: input norm, one fused projection, per-head norms
+        and the rotary embedding (``cos``/``sin`` of :meth:`_rope`)."""
+        rows, heads, kv_heads, dim = x.shape[0], self.heads, self.kv_heads, self.head_dim
+        q_width, kv_width = heads * dim, kv_heads * dim
+        qkv = self._norm(x, layer.input_norm) @ layer.qkv.T
+        cos, sin = cos.to(qkv.dtype), sin.to(qkv.dtype)
+        k = self._norm(qkv[:, q_width:q_width + kv_width].view(rows, kv_heads, dim), layer.k_norm)
+        k = k * cos + _rotate_half(k) * sin
+        v = qkv[:, q_width + kv_width:].view(rows, kv_heads, dim)
+        if not queries:
+            return None, k, v
+        q = self._norm(qkv[:, :q_width].view(rows, heads, dim), layer.q_norm)
+        return q * cos + _rotate_half(q) * sin, k, v
+
+    def _finish_layer(self, layer: _Layer, x: torch.Tensor, attended: torch.Tensor
+                      ) -> torch.Tensor:
+        """The residual stream after the layer: ``x`` plus the projected attention output
+        ``attended [N, H, D]``, then plus the SwiGLU MLP of its post-attention norm."""
+        x = x + attended.reshape(x.shape[0], -1) @ layer.out.T
+        gate_up = self._norm(x, layer.post_norm) @ layer.gate_up.T
+        return x + (F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate:]
+                    ) @ layer.down.T
+
+    def _logits(self, x: torch.Tensor) -> torch.Tensor:
+        return (self._norm(x, self.final_norm) @ self.lm_head.T).float()
+
     @torch.no_grad()
     def step(self, tokens: torch.Tensor, positions: torch.Tensor, cache: Any,
              attention_mask: torch.Tensor, shared_columns: int = 0) -> torch.Tensor:
@@ -104,35 +148,123 @@ class LeanDecoder:
         transformers ``StaticCache``). ``shared_columns``: the first columns hold the same
         prefix in every row; attention then reads that prefix once for the whole batch
         (:func:`_attend`) instead of once per row."""
-        batch, column = tokens.shape[0], attention_mask.shape[1] - 1
-        heads, kv_heads, dim = self.heads, self.kv_heads, self.head_dim
-        freqs = positions.reshape(batch, 1).float() * self.inv_freq
-        angles = torch.cat((freqs, freqs), dim=-1)[:, None, :]  # [B, 1, D]
-        cos, sin = angles.cos() * self.rope_scale, angles.sin() * self.rope_scale
+        column = attention_mask.shape[1] - 1
+        cos, sin = self._rope(positions)
         allowed = attention_mask.bool()[:, None, None, :]  # [B, 1, 1, L]
         x = self.embed[tokens]
-        q_width, kv_width = heads * dim, kv_heads * dim
         for index, layer in enumerate(self.layers):
-            h = self._norm(x, layer.input_norm)
-            qkv = h @ layer.qkv.T
-            q = self._norm(qkv[:, :q_width].view(batch, heads, dim), layer.q_norm)
-            k = self._norm(qkv[:, q_width:q_width + kv_width].view(batch, kv_heads, dim),
-                           layer.k_norm)
-            v = qkv[:, q_width + kv_width:].view(batch, kv_heads, dim)
-            cos_q, sin_q = cos.to(q.dtype), sin.to(q.dtype)
-            q = q * cos_q + _rotate_half(q) * sin_q
-            k = k * cos_q + _rotate_half(k) * sin_q
+            q, k, v = self._keys_values(layer, x, cos, sin)
             keys, values = cache.layers[index].keys, cache.layers[index].values
             keys[:, :, column] = k
             values[:, :, column] = v
             attended = _attend(q, keys[:, :, : column + 1], values[:, :, : column + 1],
                                allowed, shared_columns)
-            x = x + attended.reshape(batch, q_width) @ layer.out.T
-            h = self._norm(x, layer.post_norm)
-            gate_up = h @ layer.gate_up.T
-            x = x + (F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate:]
-                     ) @ layer.down.T
-        return (self._norm(x, self.final_norm) @ self.lm_head.T).float()
+            x = self._finish_layer(layer, x, attended)
+        return self._logits(x)
+
+    @torch.no_grad()
+    def prefill(self, prompts: Sequence[Sequence[int]], cache: Any, prefix: Sequence[int] = (),
+                chunk_tokens: int = PREFILL_CHUNK_TOKENS) -> torch.Tensor:
+        """Run ``prefix`` (once) and then every prompt after it; return the logits ``[B, V]``
+        (float32) at each prompt's last token.
+
+        Row ``b`` of ``cache`` (an uninitialised transformers ``StaticCache``) gets the keys and
+        values laid out ``[prefix | left padding | prompt b]``, ``P + W`` columns (``W``: the
+        longest prompt), the layout :meth:`step` decodes on with ``shared_columns = P``;
+        positions count real tokens only, so they are the ones of the plain left-padded batch.
+
+        The prompts run packed, with no padding, in chunks of consecutive prompts of about
+        ``chunk_tokens`` tokens (:data:`PREFILL_CHUNK_TOKENS`), each through all layers;
+        each prompt attends causally to the prefix and itself (:func:`_prompt_attention`). The
+        last layer computes queries, attention and MLP at the last token of each prompt only:
+        nothing else of its output is read (the next tokens need only its keys and values)."""
+        lengths = [len(p) for p in prompts]
+        if not prompts or min(lengths) == 0:
+            raise ValueError("prefill needs at least one prompt, each with at least one token")
+        width, shared, batch = max(lengths), len(prefix), len(prompts)
+        prefix_kv = self._prefix_keys_values(prefix) if shared else None
+        like = self.embed.new_empty((batch, self.kv_heads, 0, self.head_dim))
+        layers = [self._cache_layer(cache, index, like, shared + width)
+                  for index in range(len(self.layers))]
+        if prefix_kv is not None:
+            for (keys, values), (prefix_keys, prefix_values) in zip(layers, prefix_kv):
+                keys[:, :, :shared], values[:, :, :shared] = prefix_keys, prefix_values
+        logits, first = [], 0
+        for end in _chunk_ends(lengths, chunk_tokens):
+            chunk = [(keys[first:end], values[first:end]) for keys, values in layers]
+            logits.append(self._prefill_chunk(prompts[first:end], chunk, shared, width,
+                                              prefix_kv))
+            first = end
+        return torch.cat(logits)
+
+    def _prefill_chunk(self, prompts: Sequence[Sequence[int]],
+                       layers: list[tuple[torch.Tensor, torch.Tensor]], shared: int, width: int,
+                       prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None,
+                       ) -> torch.Tensor:
+        """:meth:`prefill` of some consecutive prompts, whose cache rows are ``layers``' (keys,
+        values) per layer (the prefix columns already written)."""
+        device = self.embed.device
+        lengths = torch.tensor([len(p) for p in prompts], device=device)
+        tokens = torch.tensor([t for p in prompts for t in p], device=device)
+        rows = torch.repeat_interleave(torch.arange(len(prompts), device=device), lengths)
+        starts = lengths.cumsum(0) - lengths
+        positions = torch.arange(len(tokens), device=device) - starts[rows]
+        columns = shared + width - lengths[rows] + positions
+        last = starts + lengths - 1
+        cos, sin = self._rope(positions + shared)
+        allowed = torch.zeros(len(prompts), shared + width, dtype=torch.bool, device=device)
+        allowed[:, :shared] = True
+        allowed[rows, columns] = True
+        x = self.embed[tokens]
+        for index, (layer, (keys, values)) in enumerate(zip(self.layers, layers)):
+            final = index == len(self.layers) - 1
+            q, k, v = self._keys_values(layer, x, cos, sin, queries=not final)
+            keys[rows, :, columns], values[rows, :, columns] = k, v
+            if final:
+                x = x[last]
+                q, _, _ = self._keys_values(layer, x, cos[last], sin[last])
+                attended = _attend(q, keys, values, allowed[:, None, None, :], shared)
+            else:
+                attended = _prompt_attention(q, k, v, [len(p) for p in prompts],
+                                             None if prefix_kv is None else prefix_kv[index])
+            x = self._finish_layer(layer, x, attended)
+        return self._logits(x)
+
+    def _prefix_keys_values(self, prefix: Sequence[int]) -> list[tuple[torch.Tensor, ...]]:
+        """Keys and values ``[Hkv, P, D]`` of every layer for the one prefix (positions from 0);
+        the last layer's attention and MLP are not run (nothing reads them)."""
+        tokens = torch.tensor(list(prefix), device=self.embed.device)
+        cos, sin = self._rope(torch.arange(len(tokens), device=tokens.device))
+        x, found = self.embed[tokens], []
+        for index, layer in enumerate(self.layers):
+            final = index == len(self.layers) - 1
+            q, k, v = self._keys_values(layer, x, cos, sin, queries=not final)
+            found.append((k.transpose(0, 1), v.transpose(0, 1)))
+            if not final:
+                x = self._finish_layer(layer, x, _prompt_attention(q, k, v, [len(tokens)], None))
+        return found
+
+    def _cache_layer(self, cache: Any, index: int, like: torch.Tensor, filled: int
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Layer ``index`` of ``cache`` allocated (zeros) for keys and values shaped like
+        ``like`` (``[B, Hkv, 0, D]``) with ``filled`` columns counted as written; its
+        ``(keys, values)`` up to column ``filled``."""
+        layer = cache.layers[index]
+        layer.lazy_initialization(like, like)
+        layer.cumulative_length.fill_(filled)
+        return layer.keys[:, :, :filled], layer.values[:, :, :filled]
+
+
+def _chunk_ends(lengths: Sequence[int], chunk_tokens: int) -> list[int]:
+    """End indices of runs of consecutive prompts of at most ``chunk_tokens`` tokens in all
+    (a longer prompt is a run of its own)."""
+    ends, total = [], 0
+    for index, length in enumerate(lengths):
+        if total and total + length > chunk_tokens:
+            ends.append(index)
+            total = 0
+        total += length
+    return ends + [len(lengths)]
 
 
 def _attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, allowed: torch.Tensor,
@@ -163,6 +295,37 @@ def _attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, allowed: 
     out = (prefix_weights @ values[0, :, :shared]).view(kv_heads, batch, group, dim)
     out = out.permute(1, 0, 2, 3) + weights[..., shared:] @ values[:, :, shared:]
     return out.reshape(batch, heads, dim)
+
+
+def _prompt_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths: Sequence[int],
+                      prefix: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
+    """Causal attention of packed prompts: ``q [N, H, D]``, ``k``/``v [N, Hkv, D]`` hold the
+    prompts of ``lengths`` one after another, and each prompt attends to ``prefix`` (keys and
+    values ``[Hkv, P, D]``, all visible) and causally to itself; returns ``[N, H, D]``. One
+    ``scaled_dot_product_attention`` per prompt: no padding and, without a prefix, its causal
+    kernel (which skips the masked half)."""
+    out = torch.empty_like(q)
+    queries, keys, values = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
+    masks: dict[int, torch.Tensor] = {}
+    start = 0
+    for length in lengths:
+        span = slice(start, start + length)
+        query, key, value = queries[None, :, span], keys[None, :, span], values[None, :, span]
+        if prefix is None:
+            attended = F.scaled_dot_product_attention(query, key, value, is_causal=True,
+                                                      enable_gqa=True)
+        else:
+            shared = prefix[0].shape[1]
+            if length not in masks:
+                masks[length] = torch.ones(length, shared + length, dtype=torch.bool,
+                                           device=q.device).tril(shared)
+            attended = F.scaled_dot_product_attention(
+                query, torch.cat([prefix[0][None], key], dim=2),
+                torch.cat([prefix[1][None], value], dim=2), attn_mask=masks[length],
+                enable_gqa=True)
+        out[span] = attended[0].transpose(0, 1)
+        start += length
+    return out
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:

@@ -113,3 +113,50 @@ def test_the_fused_norm_is_qwen3_s_rmsnorm_bit_for_bit(hf_backend: HFBackend) ->
         x = torch.randn(shape, generator=generator) * 7
         with torch.no_grad():
             assert torch.equal(lean._norm(x, module.weight), module(x)), name
+
+
+@pytest.mark.parametrize("prefix_length", [0, 5])
+@pytest.mark.parametrize("chunk_tokens", [1, 40, 10_000])
+def test_lean_prefill_gives_the_model_forward_logits_and_cache(
+        hf_backend: HFBackend, prefix_length: int, chunk_tokens: int) -> None:
+    """Packed prefill (every chunking: one prompt per chunk, a few, all at once), with and
+    without a shared prefix: the last-token logits and every real cache column equal those of
+    transformers' forward on the plain left-padded batch of the whole prompts."""
+    from transformers import StaticCache
+
+    from agents.backends.hf import left_pad, position_ids_from_mask
+
+    model = hf_backend.model.eval()
+    generator = torch.Generator().manual_seed(prefix_length + chunk_tokens)
+    prefix = torch.randint(3, 500, (prefix_length,), generator=generator).tolist()
+    rests = [torch.randint(3, 500, (n,), generator=generator).tolist() for n in (9, 23, 1, 17)]
+    whole = [prefix + rest for rest in rests]
+    ids, mask = left_pad(whole, 0)
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=mask, position_ids=position_ids_from_mask(mask),
+                    use_cache=True)
+    lean = LeanDecoder(model)
+    lean.bind()
+    width = max(len(r) for r in rests)
+    cache = StaticCache(config=model.config, max_cache_len=prefix_length + width + 4)
+    logits = lean.prefill(rests, cache, prefix, chunk_tokens=chunk_tokens)
+    assert torch.allclose(logits, out.logits[:, -1], atol=2e-5), (logits - out.logits[:, -1]).abs().max()
+    for layer, expected in zip(cache.layers, out.past_key_values.layers):
+        assert layer.keys.shape[2] == prefix_length + width + 4
+        for row, rest in enumerate(rests):
+            real = list(range(prefix_length)) + list(
+                range(prefix_length + width - len(rest), prefix_length + width))
+            for got, want in ((layer.keys, expected.keys), (layer.values, expected.values)):
+                assert torch.allclose(got[row, :, real], want[row, :, -len(whole[row]):],
+                                      atol=2e-5)
+                assert not got[row, :, prefix_length:prefix_length + width - len(rest)].any()
+
+
+def test_prefill_chunks_are_runs_of_whole_prompts() -> None:
+    from agents.backends.lean_decode import _chunk_ends
+
+    assert _chunk_ends([3, 4, 5, 9, 1], 8) == [2, 3, 4, 5]  # 3+4 | 5 | 9 (alone, too long) | 1
+    assert _chunk_ends([3, 4, 5], 100) == [3]
+    assert _chunk_ends([3, 4, 5], 1) == [1, 2, 3]
+    with pytest.raises(ValueError, match="at least one token"):
+        LeanDecoder.prefill(object.__new__(LeanDecoder), [[1], []], None)
