@@ -53,6 +53,11 @@ sys.meta_path[:] = [f for f in sys.meta_path
 import torch
 torch.set_num_threads(1)
 torch.manual_seed(0)
+try:  # what the tree's own processes do at start, where it has it
+    from sdgym.process_memory import keep_freed_memory
+    keep_freed_memory()
+except ImportError:
+    pass
 from agents.backends.base import SamplingParams
 from agents.backends.hf import HFBackend
 from benchmarks.test_grpo_vs_trl_bench import SdgymGRPOStep

@@ -14,6 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from sdgym.process_memory import keep_freed_memory
 from sdgym.registration import ENVIRONMENTS, EnvEntry, entry_for, implemented
 
 
@@ -285,6 +286,7 @@ def _lazy_arguments(parser: argparse.ArgumentParser, module: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sdgym`` console script."""
+    keep_freed_memory()  # CPU training reuses freed activations' memory (sdgym.process_memory)
     argv = list(sys.argv[1:] if argv is None else argv)
     requested = next((word for word in argv if not word.startswith("-")), None)
     args = build_parser(requested).parse_args(argv)

@@ -16,6 +16,7 @@ import torch
 
 from agents.backends.base import FinishReason, Generation, PolicyBackend, SamplingParams
 from agents.backends.decode_attention import grouped_decoding
+from agents.backends.kv_buffers import ReusedKVCache
 from agents.backends.lean_decode import LeanDecoder, can_lean_decode
 from agents.backends.length_buckets import length_buckets
 from agents.backends.row_streams import uniforms
@@ -595,25 +596,12 @@ class HFBackend(PolicyBackend):
         with grouped_decoding(self.model, self.grouped_decode_attention):
             lean = self._lean_decoder()
             state = self._prefill(prefill, owner, params.max_new_tokens, lean)
-            logits = state.logits
-            for step in range(params.max_new_tokens):
-                draws = (None if params.row_seeds is None or params.temperature == 0 else
-                         torch.from_numpy(uniforms(params.row_seeds, step)))
-                tokens = sample_next(logits, params, generator, draws)  # one stream or per row
-                token_lp = logits.gather(-1, tokens[:, None]).squeeze(-1) - torch.logsumexp(
-                    logits, dim=-1)
-                for row, (tok, lp) in enumerate(zip(tokens.tolist(), token_lp.tolist())):
-                    if reasons[row] is not None:
-                        continue
-                    responses[row].append(tok)
-                    logprobs[row].append(lp)
-                    if tok in stop_ids or self._hits_stop_string(responses[row], params.stop):
-                        reasons[row] = "stop"
-                    elif step == params.max_new_tokens - 1:
-                        reasons[row] = "length"
-                if all(r is not None for r in reasons):
-                    break
-                state.decode(self.model, tokens, reasons, logits, self.drop_finished_rows, lean)
+            try:
+                self._sample(state, lean, params, generator, stop_ids, responses, logprobs,
+                             reasons)
+            finally:
+                if isinstance(state.cache, ReusedKVCache):
+                    state.cache.release()
         return [
             Generation(
                 text=self._decode(resp, params),
@@ -624,6 +612,32 @@ class HFBackend(PolicyBackend):
             )
             for prompt, resp, lps, reason in zip(prompt_ids, responses, logprobs, reasons)
         ]
+
+    def _sample(self, state: _DecodeState, lean: LeanDecoder | None, params: SamplingParams,
+                generator: torch.Generator | None, stop_ids: set[int] | frozenset[int],
+                responses: list[list[int]], logprobs: list[list[float]],
+                reasons: list[FinishReason | None]) -> None:
+        """Sample from ``state`` and decode until every row has finished, appending each row's
+        tokens, log-probs and finish reason to ``responses``, ``logprobs`` and ``reasons``."""
+        logits = state.logits
+        for step in range(params.max_new_tokens):
+            draws = (None if params.row_seeds is None or params.temperature == 0 else
+                     torch.from_numpy(uniforms(params.row_seeds, step)))
+            tokens = sample_next(logits, params, generator, draws)  # one stream or per row
+            token_lp = logits.gather(-1, tokens[:, None]).squeeze(-1) - torch.logsumexp(
+                logits, dim=-1)
+            for row, (tok, lp) in enumerate(zip(tokens.tolist(), token_lp.tolist())):
+                if reasons[row] is not None:
+                    continue
+                responses[row].append(tok)
+                logprobs[row].append(lp)
+                if tok in stop_ids or self._hits_stop_string(responses[row], params.stop):
+                    reasons[row] = "stop"
+                elif step == params.max_new_tokens - 1:
+                    reasons[row] = "length"
+            if all(r is not None for r in reasons):
+                break
+            state.decode(self.model, tokens, reasons, logits, self.drop_finished_rows, lean)
 
     def _lean_decoder(self) -> LeanDecoder | None:
         """The :class:`LeanDecoder` for this call's prefill and decode steps (bound to the
@@ -674,13 +688,16 @@ class HFBackend(PolicyBackend):
     def _lean_prefill(self, lean: LeanDecoder, prompts: list[list[int]], owner: list[int],
                       max_new_tokens: int, shared: int) -> _DecodeState:
         """:meth:`_prefill` through :meth:`LeanDecoder.prefill` (prompts packed, no buckets)
-        into a preallocated cache laid out ``[shared prefix | left padding | prompt]``."""
-        from transformers import StaticCache
-
+        into a reused cache (:meth:`LeanDecoder.new_cache`; released at the end of the call) laid
+        out ``[shared prefix | left padding | prompt]``."""
         rest = [p[shared:] for p in prompts]
         width = max(len(p) for p in rest)
-        cache = StaticCache(config=self.model.config, max_cache_len=shared + width + max_new_tokens)
-        logits = lean.prefill(rest, cache, prompts[0][:shared])
+        cache = lean.new_cache(len(rest), shared + width + max_new_tokens)
+        try:
+            logits = lean.prefill(rest, cache, prompts[0][:shared])
+        except BaseException:
+            cache.release()
+            raise
         _, attention_mask = left_pad(rest, self.pad_token_id, self.device)
         attention_mask = torch.cat([attention_mask.new_ones(len(rest), shared), attention_mask], 1)
         next_pos = torch.tensor([[len(p)] for p in prompts], device=self.device)

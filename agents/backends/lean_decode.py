@@ -27,6 +27,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from agents.backends.kv_buffers import KVBuffers, ReusedKVCache
+
 
 def can_lean_decode(model: torch.nn.Module) -> bool:
     """Whether ``model`` is a plain Qwen3 causal LM :class:`LeanDecoder` can step."""
@@ -73,6 +75,7 @@ class LeanDecoder:
         self.intermediate = config.intermediate_size
         self.eps = config.rms_norm_eps
         self.layers: list[_Layer] = []
+        self._buffers = KVBuffers()
 
     def bind(self) -> None:
         """Read the model's current weights (fusing the projections); call once per generate."""
@@ -168,8 +171,8 @@ class LeanDecoder:
         """Run ``prefix`` (once) and then every prompt after it; return the logits ``[B, V]``
         (float32) at each prompt's last token.
 
-        Row ``b`` of ``cache`` (an uninitialised transformers ``StaticCache``) gets the keys and
-        values laid out ``[prefix | left padding | prompt b]``, ``P + W`` columns (``W``: the
+        Row ``b`` of ``cache`` (:meth:`new_cache`, at least ``P + W`` columns; or any cache
+        whose layers have ``keys``/``values [B, Hkv, L, D]``) gets the keys and values laid out ``[prefix | left padding | prompt b]``, ``P + W`` columns (``W``: the
         longest prompt), the layout :meth:`step` decodes on with ``shared_columns = P``;
         positions count real tokens only, so they are the ones of the plain left-padded batch.
 
@@ -181,14 +184,19 @@ class LeanDecoder:
         lengths = [len(p) for p in prompts]
         if not prompts or min(lengths) == 0:
             raise ValueError("prefill needs at least one prompt, each with at least one token")
-        width, shared, batch = max(lengths), len(prefix), len(prompts)
+        width, shared = max(lengths), len(prefix)
+        layers = [(layer.keys[:, :, : shared + width], layer.values[:, :, : shared + width])
+                  for layer in cache.layers]
         prefix_kv = self._prefix_keys_values(prefix) if shared else None
-        like = self.embed.new_empty((batch, self.kv_heads, 0, self.head_dim))
-        layers = [self._cache_layer(cache, index, like, shared + width)
-                  for index in range(len(self.layers))]
-        if prefix_kv is not None:
-            for (keys, values), (prefix_keys, prefix_values) in zip(layers, prefix_kv):
-                keys[:, :, :shared], values[:, :, :shared] = prefix_keys, prefix_values
+        pad_rows = torch.tensor([row for row, n in enumerate(lengths) for _ in range(width - n)],
+                                dtype=torch.long, device=self.embed.device)
+        pad_columns = torch.tensor([shared + c for n in lengths for c in range(width - n)],
+                                   dtype=torch.long, device=self.embed.device)
+        for index, (keys, values) in enumerate(layers):
+            keys[pad_rows, :, pad_columns] = 0.0  # attended with weight 0: must be finite
+            values[pad_rows, :, pad_columns] = 0.0
+            if prefix_kv is not None:
+                keys[:, :, :shared], values[:, :, :shared] = prefix_kv[index]
         logits, first = [], 0
         for end in _chunk_ends(lengths, chunk_tokens):
             chunk = [(keys[first:end], values[first:end]) for keys, values in layers]
@@ -244,15 +252,12 @@ class LeanDecoder:
                 x = self._finish_layer(layer, x, _prompt_attention(q, k, v, [len(tokens)], None))
         return found
 
-    def _cache_layer(self, cache: Any, index: int, like: torch.Tensor, filled: int
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Layer ``index`` of ``cache`` allocated (zeros) for keys and values shaped like
-        ``like`` (``[B, Hkv, 0, D]``) with ``filled`` columns counted as written; its
-        ``(keys, values)`` up to column ``filled``."""
-        layer = cache.layers[index]
-        layer.lazy_initialization(like, like)
-        layer.cumulative_length.fill_(filled)
-        return layer.keys[:, :, :filled], layer.values[:, :, :filled]
+    def new_cache(self, batch: int, length: int) -> ReusedKVCache:
+        """A KV cache for :meth:`prefill` and :meth:`step`: ``batch`` rows of ``length``
+        columns, in this decoder's reused buffers (:mod:`agents.backends.kv_buffers`); call its
+        ``release()`` when the call is done."""
+        shape = (batch, self.kv_heads, length, self.head_dim)
+        return self._buffers.cache(len(self.layers), shape, self.embed.dtype, self.embed.device)
 
 
 def _chunk_ends(lengths: Sequence[int], chunk_tokens: int) -> list[int]:

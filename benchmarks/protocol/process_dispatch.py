@@ -29,6 +29,9 @@ def usable_cores() -> int:
 
 
 def _start_worker() -> None:
+    from sdgym.process_memory import keep_freed_memory
+
+    keep_freed_memory()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 

@@ -122,8 +122,6 @@ def test_lean_prefill_gives_the_model_forward_logits_and_cache(
     """Packed prefill (every chunking: one prompt per chunk, a few, all at once), with and
     without a shared prefix: the last-token logits and every real cache column equal those of
     transformers' forward on the plain left-padded batch of the whole prompts."""
-    from transformers import StaticCache
-
     from agents.backends.hf import left_pad, position_ids_from_mask
 
     model = hf_backend.model.eval()
@@ -138,8 +136,12 @@ def test_lean_prefill_gives_the_model_forward_logits_and_cache(
     lean = LeanDecoder(model)
     lean.bind()
     width = max(len(r) for r in rests)
-    cache = StaticCache(config=model.config, max_cache_len=prefix_length + width + 4)
+    cache = lean.new_cache(len(rests), prefix_length + width + 4)
+    for layer in cache.layers:  # what an earlier call left in the reused buffers
+        layer.keys.fill_(float("nan"))
+        layer.values.fill_(float("nan"))
     logits = lean.prefill(rests, cache, prefix, chunk_tokens=chunk_tokens)
+    cache.release()
     assert torch.allclose(logits, out.logits[:, -1], atol=2e-5), (logits - out.logits[:, -1]).abs().max()
     for layer, expected in zip(cache.layers, out.past_key_values.layers):
         assert layer.keys.shape[2] == prefix_length + width + 4

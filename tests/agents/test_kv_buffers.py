@@ -1,0 +1,53 @@
+"""KVBuffers: decode caches laid into memory reused across calls, rows reordered between two
+buffers."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents.backends.kv_buffers import KVBuffers  # noqa: E402
+
+SHAPE = (4, 2, 6, 3)
+
+
+def _filled(cache) -> list[torch.Tensor]:
+    for index, layer in enumerate(cache.layers):
+        layer.keys.copy_(torch.arange(layer.keys.numel()).view_as(layer.keys) + 1000 * index)
+        layer.values.copy_(-layer.keys)
+    return [t.clone() for layer in cache.layers for t in (layer.keys, layer.values)]
+
+
+def test_a_released_cache_s_memory_is_the_next_call_s() -> None:
+    buffers = KVBuffers()
+    first = buffers.cache(3, SHAPE, torch.float32, torch.device("cpu"))
+    pointer = first.layers[0].keys.data_ptr()
+    held = buffers.cache(3, SHAPE, torch.float32, torch.device("cpu"))  # first still holds them
+    assert held.layers[0].keys.data_ptr() != pointer
+    first.release()
+    first.release()  # twice is harmless
+    again = buffers.cache(3, (2, 2, 5, 3), torch.float32, torch.device("cpu"))  # smaller: fits
+    assert again.layers[0].keys.data_ptr() == pointer
+    assert [tuple(layer.keys.shape) for layer in again.layers] == [(2, 2, 5, 3)] * 3
+    pointers = {t.data_ptr() for layer in again.layers for t in (layer.keys, layer.values)}
+    assert len(pointers) == 6  # every layer's keys and values their own memory
+    again.release()
+    grown = buffers.cache(3, (8, 2, 6, 3), torch.float32, torch.device("cpu"))
+    assert grown.layers[0].keys.shape == (8, 2, 6, 3)
+    assert grown.layers[0].keys.is_contiguous()
+
+
+def test_reordering_keeps_the_rows_asked_for_in_the_other_buffer() -> None:
+    buffers = KVBuffers()
+    cache = buffers.cache(2, SHAPE, torch.float32, torch.device("cpu"))
+    before = _filled(cache)
+    pointer = cache.layers[0].keys.data_ptr()
+    index = torch.tensor([3, 3, 0, 1, 1, 1])  # repeats (a prompt's rows) and drops (row 2)
+    cache.reorder_cache(index)
+    after = [t for layer in cache.layers for t in (layer.keys, layer.values)]
+    assert all(torch.equal(a, b[index]) for a, b in zip(after, before))
+    assert cache.layers[0].keys.data_ptr() != pointer
+    cache.reorder_cache(torch.tensor([5, 0]))  # back into the first buffer
+    assert cache.layers[0].keys.data_ptr() == pointer
+    assert torch.equal(cache.layers[1].values, before[3][torch.tensor([1, 3])])
