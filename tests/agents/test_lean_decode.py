@@ -83,7 +83,7 @@ def test_only_plain_qwen3_models_are_lean_decoded(hf_backend: HFBackend) -> None
 
 
 def test_a_shared_prefix_is_attended_once_with_the_same_result() -> None:
-    from agents.backends.lean_decode import _attend
+    from agents.backends.lean_decode import _attend, _mask_bias
 
     generator = torch.Generator().manual_seed(0)
     batch, heads, kv_heads, dim, prefix, length = 5, 4, 2, 8, 7, 12
@@ -93,11 +93,15 @@ def test_a_shared_prefix_is_attended_once_with_the_same_result() -> None:
     keys[:, :, :prefix], values[:, :, :prefix] = keys[:1, :, :prefix], values[:1, :, :prefix]
     allowed = torch.ones(batch, 1, 1, length, dtype=torch.bool)
     allowed[1:, :, :, prefix:prefix + 3] = False  # padding between the prefix and a row's rest
-    once, per_row = _attend(q, keys, values, allowed, prefix), _attend(q, keys, values, allowed, 0)
+    bias = _mask_bias(allowed[:, 0, 0], torch.float32)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        q[:, :, None], keys, values, attn_mask=allowed, enable_gqa=True)[:, :, 0]
+    once, per_row = _attend(q, keys, values, bias, prefix), _attend(q, keys, values, bias, 0)
+    assert torch.allclose(per_row, expected, atol=1e-6)
     assert torch.allclose(once, per_row, atol=1e-6)
     keys[2, :, 0] += 1.0  # a prefix that differs would be read from row 0 only: not the same
-    assert not torch.allclose(_attend(q, keys, values, allowed, prefix),
-                              _attend(q, keys, values, allowed, 0), atol=1e-3)
+    assert not torch.allclose(_attend(q, keys, values, bias, prefix),
+                              _attend(q, keys, values, bias, 0), atol=1e-3)
 
 
 def test_the_fused_norm_is_qwen3_s_rmsnorm_bit_for_bit(hf_backend: HFBackend) -> None:
