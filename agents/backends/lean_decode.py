@@ -54,7 +54,7 @@ through every op), large enough that the per-op overhead stays small."""
 class _Layer:
     input_norm: torch.Tensor
     qkv: torch.Tensor
-    q_norm: torch.Tensor
+    qk_norm: torch.Tensor  # [H + Hkv, D]: the query norm's weight per query head, then the key's
     k_norm: torch.Tensor
     out: torch.Tensor
     post_norm: torch.Tensor
@@ -90,8 +90,9 @@ class LeanDecoder:
                 layer.input_layernorm.weight,
                 torch.cat([layer.self_attn.q_proj.weight, layer.self_attn.k_proj.weight,
                            layer.self_attn.v_proj.weight]),
-                layer.self_attn.q_norm.weight, layer.self_attn.k_norm.weight,
-                layer.self_attn.o_proj.weight, layer.post_attention_layernorm.weight,
+                torch.cat([layer.self_attn.q_norm.weight.expand(self.heads, -1),
+                           layer.self_attn.k_norm.weight.expand(self.kv_heads, -1)]),
+                layer.self_attn.k_norm.weight, layer.self_attn.o_proj.weight, layer.post_attention_layernorm.weight,
                 torch.cat([layer.mlp.gate_proj.weight, layer.mlp.up_proj.weight]),
                 layer.mlp.down_proj.weight) for layer in inner.layers]
 
@@ -105,29 +106,43 @@ class LeanDecoder:
         x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
         return weight * x.to(dtype)
 
+    def _head_norm(self, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        """:meth:`_norm` over the last dimension of ``x [N, heads, D]`` with a weight per head
+        (``[heads, D]``): the queries' and keys' norms in one call."""
+        if x.dtype == torch.float32 and weight.dtype == torch.float32:
+            return F.rms_norm(x, (x.shape[-1],), None, self.eps) * weight
+        return self._norm(x, weight)
+
     def _rope(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(cos, sin)`` ``[N, 1, D]`` (float32) of the rotary embedding at ``positions [N]``."""
+        """``(cos, sin)`` ``[N, 1, D]`` of the rotary embedding at ``positions [N]`` (computed
+        in float32, then in the weights' dtype), the first half of ``sin`` negated: then
+        ``x * cos + roll(x, D / 2) * sin`` is transformers' ``x * cos + rotate_half(x) * sin``
+        exactly (:func:`_rotate`)."""
         freqs = positions.reshape(-1, 1).float() * self.inv_freq
         angles = torch.cat((freqs, freqs), dim=-1)[:, None, :]
-        return angles.cos() * self.rope_scale, angles.sin() * self.rope_scale
+        sin = angles.sin() * self.rope_scale
+        sin[..., : freqs.shape[-1]].neg_()
+        return (angles.cos() * self.rope_scale).to(self.embed.dtype), sin.to(self.embed.dtype)
 
     def _keys_values(self, layer: _Layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
                      queries: bool = True,
                      ) -> tuple[torch.Tensor | None, torch.Tensor, torch.Tensor]:
         """Queries ``[N, H, D]`` (None without ``queries``), keys and values ``[N, Hkv, D]`` of
-        the residual stream ``x [N, hidden]``: input norm, one fused projection, per-head norms
-        and the rotary embedding (``cos``/``sin`` of :meth:`_rope`)."""
+        the residual stream ``x [N, hidden]``: input norm, one fused projection, the per-head
+        norms and the rotary embedding (``cos``/``sin`` of :meth:`_rope`) of queries and keys
+        together."""
         rows, heads, kv_heads, dim = x.shape[0], self.heads, self.kv_heads, self.head_dim
         q_width, kv_width = heads * dim, kv_heads * dim
         qkv = self._norm(x, layer.input_norm) @ layer.qkv.T
-        cos, sin = cos.to(qkv.dtype), sin.to(qkv.dtype)
-        k = self._norm(qkv[:, q_width:q_width + kv_width].view(rows, kv_heads, dim), layer.k_norm)
-        k = k * cos + _rotate_half(k) * sin
         v = qkv[:, q_width + kv_width:].view(rows, kv_heads, dim)
         if not queries:
-            return None, k, v
-        q = self._norm(qkv[:, :q_width].view(rows, heads, dim), layer.q_norm)
-        return q * cos + _rotate_half(q) * sin, k, v
+            k = self._norm(qkv[:, q_width:q_width + kv_width].view(rows, kv_heads, dim),
+                           layer.k_norm)
+            return None, _rotate(k, cos, sin), v
+        qk = self._head_norm(qkv[:, : q_width + kv_width].view(rows, heads + kv_heads, dim),
+                             layer.qk_norm)
+        qk = _rotate(qk, cos, sin)
+        return qk[:, :heads], qk[:, heads:], v
 
     def _finish_layer(self, layer: _Layer, x: torch.Tensor, attended: torch.Tensor
                       ) -> torch.Tensor:
@@ -343,6 +358,8 @@ def _prompt_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths
     return out
 
 
-def _rotate_half(x: torch.Tensor) -> torch.Tensor:
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """The rotary embedding of ``x [N, heads, D]`` with :meth:`LeanDecoder._rope`'s ``cos`` and
+    signed ``sin``: ``roll(x, D / 2) * sin`` is ``rotate_half(x) * sin`` of transformers (the
+    sign moved from ``x`` onto ``sin``, exact in floating point)."""
+    return x * cos + torch.roll(x, x.shape[-1] // 2, dims=-1) * sin
