@@ -18,6 +18,7 @@ from agents.backends.base import FinishReason, Generation, PolicyBackend, Sampli
 from agents.backends.decode_attention import grouped_decoding
 from agents.backends.kv_buffers import ReusedKVCache
 from agents.backends.lean_decode import LeanDecoder, can_lean_decode
+from agents.backends.lean_scoring import lean_response_logits
 from agents.backends.length_buckets import length_buckets
 from agents.backends.row_streams import uniforms
 
@@ -138,6 +139,10 @@ def response_logits(
     its length; the prompts given are what follows it).
     """
     device = _model_device(model)
+    if share_prompts and prefix is None and (lean := _lean_scorer(model)) is not None:
+        shared = (common_prefix_length(prompt_ids, 128.0 if bucket_cost is None else bucket_cost)
+                  if share_prefix else 0)
+        return lean_response_logits(lean, prompt_ids, response_ids, shared, pad_token_id)
     checkpointing = model.training and getattr(model, "is_gradient_checkpointing", False)
     can_share = (any(response_ids) and not checkpointing  # checkpointing turns the KV cache off
                  and (not torch.is_grad_enabled() or _attention_only(model)))
@@ -178,6 +183,21 @@ def response_logits(
         logits_to_keep=n_resp + 1,  # logits at the last prompt token and each response token
     )
     return out.logits[:, :-1, :].float(), r_ids, r_mask.bool()
+
+
+def _lean_scorer(model: torch.nn.Module) -> LeanDecoder | None:
+    """A :class:`LeanDecoder` bound to ``model``'s current weights, for a forward without
+    gradients (:func:`~agents.backends.lean_scoring.lean_response_logits`), where it computes
+    the same: a plain Qwen3 model (:func:`can_lean_decode`), no autocast, no active dropout."""
+    if torch.is_grad_enabled() or not can_lean_decode(model):
+        return None
+    device = _model_device(model)
+    if torch.is_autocast_enabled(device.type) or (
+            model.training and getattr(model.config, "attention_dropout", 0.0)):
+        return None
+    lean = LeanDecoder(model)  # per call: a cached one would keep the model alive
+    lean.bind()
+    return lean
 
 
 def common_prefix_length(prompts: Sequence[Sequence[int]], extra_forward_cost: float) -> int:

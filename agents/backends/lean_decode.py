@@ -113,7 +113,7 @@ class LeanDecoder:
             return F.rms_norm(x, (x.shape[-1],), None, self.eps) * weight
         return self._norm(x, weight)
 
-    def _rope(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def rope(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(cos, sin)`` ``[N, 1, D]`` of the rotary embedding at ``positions [N]`` (computed
         in float32, then in the weights' dtype), the first half of ``sin`` negated: then
         ``x * cos + roll(x, D / 2) * sin`` is transformers' ``x * cos + rotate_half(x) * sin``
@@ -124,12 +124,12 @@ class LeanDecoder:
         sin[..., : freqs.shape[-1]].neg_()
         return (angles.cos() * self.rope_scale).to(self.embed.dtype), sin.to(self.embed.dtype)
 
-    def _keys_values(self, layer: _Layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+    def keys_values(self, layer: _Layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
                      queries: bool = True,
                      ) -> tuple[torch.Tensor | None, torch.Tensor, torch.Tensor]:
         """Queries ``[N, H, D]`` (None without ``queries``), keys and values ``[N, Hkv, D]`` of
         the residual stream ``x [N, hidden]``: input norm, one fused projection, the per-head
-        norms and the rotary embedding (``cos``/``sin`` of :meth:`_rope`) of queries and keys
+        norms and the rotary embedding (``cos``/``sin`` of :meth:`rope`) of queries and keys
         together."""
         rows, heads, kv_heads, dim = x.shape[0], self.heads, self.kv_heads, self.head_dim
         q_width, kv_width = heads * dim, kv_heads * dim
@@ -144,7 +144,7 @@ class LeanDecoder:
         qk = _rotate(qk, cos, sin)
         return qk[:, :heads], qk[:, heads:], v
 
-    def _finish_layer(self, layer: _Layer, x: torch.Tensor, attended: torch.Tensor
+    def finish_layer(self, layer: _Layer, x: torch.Tensor, attended: torch.Tensor
                       ) -> torch.Tensor:
         """The residual stream after the layer: ``x`` plus the projected attention output
         ``attended [N, H, D]``, then plus the SwiGLU MLP of its post-attention norm."""
@@ -153,7 +153,7 @@ class LeanDecoder:
         return x + (F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate:]
                     ) @ layer.down.T
 
-    def _logits(self, x: torch.Tensor) -> torch.Tensor:
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
         return (self._norm(x, self.final_norm) @ self.lm_head.T).float()
 
     @torch.no_grad()
@@ -167,18 +167,18 @@ class LeanDecoder:
         prefix in every row; attention then reads that prefix once for the whole batch
         (:func:`_attend`) instead of once per row."""
         column = attention_mask.shape[1] - 1
-        cos, sin = self._rope(positions)
+        cos, sin = self.rope(positions)
         bias = _mask_bias(attention_mask.bool(), self.embed.dtype)
         x = self.embed[tokens]
         for index, layer in enumerate(self.layers):
-            q, k, v = self._keys_values(layer, x, cos, sin)
+            q, k, v = self.keys_values(layer, x, cos, sin)
             keys, values = cache.layers[index].keys, cache.layers[index].values
             keys[:, :, column] = k
             values[:, :, column] = v
             attended = _attend(q, keys[:, :, : column + 1], values[:, :, : column + 1],
                                bias, shared_columns)
-            x = self._finish_layer(layer, x, attended)
-        return self._logits(x)
+            x = self.finish_layer(layer, x, attended)
+        return self.logits(x)
 
     @torch.no_grad()
     def prefill(self, prompts: Sequence[Sequence[int]], cache: Any, prefix: Sequence[int] = (),
@@ -234,37 +234,37 @@ class LeanDecoder:
         positions = torch.arange(len(tokens), device=device) - starts[rows]
         columns = shared + width - lengths[rows] + positions
         last = starts + lengths - 1
-        cos, sin = self._rope(positions + shared)
+        cos, sin = self.rope(positions + shared)
         allowed = torch.zeros(len(prompts), shared + width, dtype=torch.bool, device=device)
         allowed[:, :shared] = True
         allowed[rows, columns] = True
         x = self.embed[tokens]
         for index, (layer, (keys, values)) in enumerate(zip(self.layers, layers)):
             final = index == len(self.layers) - 1
-            q, k, v = self._keys_values(layer, x, cos, sin, queries=not final)
+            q, k, v = self.keys_values(layer, x, cos, sin, queries=not final)
             keys[rows, :, columns], values[rows, :, columns] = k, v
             if final:
                 x = x[last]
-                q, _, _ = self._keys_values(layer, x, cos[last], sin[last])
+                q, _, _ = self.keys_values(layer, x, cos[last], sin[last])
                 attended = _attend(q, keys, values, _mask_bias(allowed, q.dtype), shared)
             else:
                 attended = _prompt_attention(q, k, v, [len(p) for p in prompts],
                                              None if prefix_kv is None else prefix_kv[index])
-            x = self._finish_layer(layer, x, attended)
-        return self._logits(x)
+            x = self.finish_layer(layer, x, attended)
+        return self.logits(x)
 
     def _prefix_keys_values(self, prefix: Sequence[int]) -> list[tuple[torch.Tensor, ...]]:
         """Keys and values ``[Hkv, P, D]`` of every layer for the one prefix (positions from 0);
         the last layer's attention and MLP are not run (nothing reads them)."""
         tokens = torch.tensor(list(prefix), device=self.embed.device)
-        cos, sin = self._rope(torch.arange(len(tokens), device=tokens.device))
+        cos, sin = self.rope(torch.arange(len(tokens), device=tokens.device))
         x, found = self.embed[tokens], []
         for index, layer in enumerate(self.layers):
             final = index == len(self.layers) - 1
-            q, k, v = self._keys_values(layer, x, cos, sin, queries=not final)
+            q, k, v = self.keys_values(layer, x, cos, sin, queries=not final)
             found.append((k.transpose(0, 1), v.transpose(0, 1)))
             if not final:
-                x = self._finish_layer(layer, x, _prompt_attention(q, k, v, [len(tokens)], None))
+                x = self.finish_layer(layer, x, _prompt_attention(q, k, v, [len(tokens)], None))
         return found
 
     def new_cache(self, batch: int, length: int) -> ReusedKVCache:
@@ -359,7 +359,7 @@ def _prompt_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths
 
 
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """The rotary embedding of ``x [N, heads, D]`` with :meth:`LeanDecoder._rope`'s ``cos`` and
+    """The rotary embedding of ``x [N, heads, D]`` with :meth:`LeanDecoder.rope`'s ``cos`` and
     signed ``sin``: ``roll(x, D / 2) * sin`` is ``rotate_half(x) * sin`` of transformers (the
     sign moved from ``x`` onto ``sin``, exact in floating point)."""
     return x * cos + torch.roll(x, x.shape[-1] // 2, dims=-1) * sin
