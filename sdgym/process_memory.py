@@ -19,7 +19,6 @@ systems.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import sys
 
@@ -42,7 +41,7 @@ def keep_freed_memory() -> bool:
     if os.environ.get(ENVIRONMENT_SWITCH, "1") == "0" or not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL("libc.so.6")
         libc.gnu_get_libc_version  # noqa: B018 - only glibc has it (musl's mallopt does nothing)
     except (OSError, AttributeError):
         return False

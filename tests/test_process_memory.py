@@ -30,7 +30,9 @@ print(json.dumps({"applied": applied, "faults": faults}))
 
 
 def _child(switch: str) -> dict:
-    env = {**os.environ, "SDGYM_KEEP_FREED_MEMORY": switch}
+    env = {key: value for key, value in os.environ.items()  # the allocator's own settings
+           if not key.startswith("MALLOC_") and key != "GLIBC_TUNABLES"}
+    env["SDGYM_KEEP_FREED_MEMORY"] = switch
     done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
                           text=True, timeout=60, check=True)
     return json.loads(done.stdout)

@@ -8,6 +8,7 @@ the ones a trainer recomputes in one full forward pass (up to float round-off).
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -185,6 +186,11 @@ def response_logits(
     return out.logits[:, :-1, :].float(), r_ids, r_mask.bool()
 
 
+_LEAN_SCORERS: weakref.WeakKeyDictionary[torch.nn.Module, LeanDecoder] = (
+    weakref.WeakKeyDictionary())
+"""One decoder per scored model (its fused weights are rebuilt only when the model's change)."""
+
+
 def _lean_scorer(model: torch.nn.Module) -> LeanDecoder | None:
     """A :class:`LeanDecoder` bound to ``model``'s current weights, for a forward without
     gradients (:func:`~agents.backends.lean_scoring.lean_response_logits`), where it computes
@@ -195,7 +201,9 @@ def _lean_scorer(model: torch.nn.Module) -> LeanDecoder | None:
     if torch.is_autocast_enabled(device.type) or (
             model.training and getattr(model.config, "attention_dropout", 0.0)):
         return None
-    lean = LeanDecoder(model)  # per call: a cached one would keep the model alive
+    lean = _LEAN_SCORERS.get(model)
+    if lean is None:
+        lean = _LEAN_SCORERS[model] = LeanDecoder(model)  # holds the model weakly
     lean.bind()
     return lean
 
@@ -472,10 +480,10 @@ class HFBackend(PolicyBackend):
             system prompt and task header) once and prefill only the rest of each prompt on
             top of their KV cache, where that saves more than an extra forward costs;
             attention-only models only.
-        lean_decode: Run decode steps of a plain Qwen3 model through
+        lean_decode: Run the prefill and decode steps of a plain float32 Qwen3 model through
             :class:`~agents.backends.lean_decode.LeanDecoder` (the same math in plain tensor
-            ops, without transformers' per-call work) on the static cache; other models, or
-            ``static_cache=False``, decode through the model's forward.
+            ops, prompts packed, without transformers' per-call work) on a preallocated cache;
+            other models, or ``static_cache=False``, run through the model's forward.
     """
 
     def __init__(
@@ -715,13 +723,14 @@ class HFBackend(PolicyBackend):
         cache = lean.new_cache(len(rest), shared + width + max_new_tokens)
         try:
             logits = lean.prefill(rest, cache, prompts[0][:shared])
+            _, attention_mask = left_pad(rest, self.pad_token_id, self.device)
+            attention_mask = torch.cat([attention_mask.new_ones(len(rest), shared),
+                                        attention_mask], 1)
+            next_pos = torch.tensor([[len(p)] for p in prompts], device=self.device)
+            return self._rows_state(owner, cache, attention_mask, next_pos, logits, shared)
         except BaseException:
             cache.release()
             raise
-        _, attention_mask = left_pad(rest, self.pad_token_id, self.device)
-        attention_mask = torch.cat([attention_mask.new_ones(len(rest), shared), attention_mask], 1)
-        next_pos = torch.tensor([[len(p)] for p in prompts], device=self.device)
-        return self._rows_state(owner, cache, attention_mask, next_pos, logits, shared)
 
     def _rows_state(self, index: list[int], cache: Any, attention_mask: torch.Tensor,
                     next_pos: torch.Tensor, logits: torch.Tensor, shared: int) -> _DecodeState:

@@ -43,8 +43,12 @@ class KVBuffers:
         """A cache of ``layers`` layers of keys and values shaped ``shape`` (``[B, Hkv, L, D]``;
         contents undefined), in the reused buffers unless another cache holds them."""
         owned = self._lock.acquire(blocking=False)
-        cache = ReusedKVCache(self if owned else None, layers, shape, dtype, device)
-        return cache
+        try:
+            return ReusedKVCache(self if owned else None, layers, shape, dtype, device)
+        except BaseException:
+            if owned:
+                self._lock.release()
+            raise
 
     def _take(self, side: int, numel: int, dtype: torch.dtype,
               device: torch.device) -> torch.Tensor:

@@ -1,25 +1,27 @@
-"""Decode steps of a Qwen3 model in plain tensor ops, on the backend's preallocated KV cache.
+"""Prefill and decode steps of a Qwen3 model in plain tensor ops, on a preallocated KV cache.
 
 At the sizes trained on CPU a transformers decode step is mostly per-call Python work (module
 dispatch, mask construction, cache bookkeeping, output dataclasses): about 7 ms for the shipped
 4-layer model at batch 16 against well under 1 ms of arithmetic. :class:`LeanDecoder` computes
 the same step with the same math (RMSNorm in float32, rotary embedding, grouped-query attention
 over the cache, SwiGLU MLP, tied or separate LM head) and about a third of the calls: the query,
-key and value projections are one matmul, the gate and up projections another, and attention is
-one ``scaled_dot_product_attention`` call with the query heads grouped onto their key/value
-heads. It reads the weights of the model it was built from at the start of every generate call
-(:meth:`LeanDecoder.bind`), so it follows training updates, and it writes the step's keys and
-values into the transformers ``StaticCache`` the prefill filled, so the cache stays the one the
-rest of the backend (row dropping, merging) works on. Logits equal transformers' up to float
-rounding (tests/agents/test_lean_decode.py).
+key and value projections are one matmul, the gate and up projections another, the query and
+key norms and rotary embedding one pass each, and attention two batched matmuls with the query
+heads grouped onto their key/value heads (:func:`_attend`). :meth:`LeanDecoder.prefill` runs
+prompts packed, without padding, into the cache the steps decode on (:meth:`LeanDecoder.
+new_cache`, memory reused across calls: :mod:`agents.backends.kv_buffers`). It reads the
+weights of the model it was built from at the start of every call (:meth:`LeanDecoder.bind`),
+so it follows training updates. Logits equal transformers' up to float rounding
+(tests/agents/test_lean_decode.py).
 
-Only plain Qwen3 decoders qualify: full attention in every layer, default
-RoPE, SiLU, no adapter (:func:`can_lean_decode`); any other model decodes through its own
-forward.
+Only plain float32 Qwen3 decoders qualify: full attention in every layer, default RoPE, SiLU,
+plain linear projections (no adapter) (:func:`can_lean_decode`); any other model runs through
+its own forward.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,10 +39,19 @@ def can_lean_decode(model: torch.nn.Module) -> bool:
         return False
     rope = getattr(config, "rope_parameters", None) or {}
     layer_types = getattr(config, "layer_types", None) or ["full_attention"]
-    return (rope.get("rope_type", "default") == "default" and set(layer_types) == {"full_attention"}
+    if not (rope.get("rope_type", "default") == "default"
+            and set(layer_types) == {"full_attention"}
             and not getattr(config, "use_sliding_window", False)
             and getattr(config, "hidden_act", None) == "silu"
-            and not getattr(config, "attention_bias", False))
+            and not getattr(config, "attention_bias", False)):
+        return False
+    # float32 only (scores and softmax stay in the weights' dtype here, where transformers
+    # keeps half-precision scores in float32), and plain projections: an adapter injected in
+    # place (LoRA) or a dispatch hook would be bypassed by reading ``.weight``
+    linear = [m for m in model.model.layers.modules() if isinstance(m, torch.nn.Linear)]
+    return (all(type(m) is torch.nn.Linear for m in linear)
+            and all(p.dtype == torch.float32 for p in model.parameters())
+            and not any(hasattr(m, "_hf_hook") for m in model.modules()))
 
 
 PREFILL_CHUNK_TOKENS = 1024
@@ -69,7 +80,7 @@ class LeanDecoder:
         if not can_lean_decode(model):
             raise ValueError(f"LeanDecoder steps plain Qwen3 models, not {type(model).__name__}")
         config = model.config
-        self.model = model
+        self._model = weakref.ref(model)  # a decoder kept per model must not keep it alive
         self.heads, self.kv_heads = config.num_attention_heads, config.num_key_value_heads
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
         self.intermediate = config.intermediate_size
@@ -77,8 +88,16 @@ class LeanDecoder:
         self.layers: list[_Layer] = []
         self._buffers = KVBuffers()
 
+    @property
+    def model(self) -> torch.nn.Module:
+        model = self._model()
+        if model is None:
+            raise RuntimeError("the model this LeanDecoder was built from no longer exists")
+        return model
+
     def bind(self) -> None:
-        """Read the model's current weights (fusing the projections); call once per generate."""
+        """Read the model's current weights (fusing the projections); call once per generate
+        or scoring call. Always rebuilt: a write through ``.data`` leaves no trace to detect."""
         inner = self.model.model
         with torch.no_grad():
             self.embed = inner.embed_tokens.weight
@@ -162,8 +181,8 @@ class LeanDecoder:
         """Logits ``[B, V]`` (float32) after feeding ``tokens [B]`` at ``positions [B]``.
 
         ``attention_mask [B, L]`` covers the cache columns so far, this step's last; the step's
-        keys and values are written to column ``L - 1`` of every layer of ``cache`` (a
-        transformers ``StaticCache``). ``shared_columns``: the first columns hold the same
+        keys and values are written to column ``L - 1`` of every layer of ``cache``
+        (:meth:`new_cache`, or any cache whose layers hold ``keys``/``values [B, Hkv, L, D]``). ``shared_columns``: the first columns hold the same
         prefix in every row; attention then reads that prefix once for the whole batch
         (:func:`_attend`) instead of once per row."""
         column = attention_mask.shape[1] - 1

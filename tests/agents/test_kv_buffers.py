@@ -51,3 +51,12 @@ def test_reordering_keeps_the_rows_asked_for_in_the_other_buffer() -> None:
     cache.reorder_cache(torch.tensor([5, 0]))  # back into the first buffer
     assert cache.layers[0].keys.data_ptr() == pointer
     assert torch.equal(cache.layers[1].values, before[3][torch.tensor([1, 3])])
+
+
+def test_a_cache_that_cannot_be_built_gives_the_buffers_back() -> None:
+    buffers = KVBuffers()
+    with pytest.raises(RuntimeError):
+        buffers.cache(2, (2, 2, -1, 3), torch.float32, torch.device("cpu"))  # a bad shape
+    cache = buffers.cache(2, SHAPE, torch.float32, torch.device("cpu"))
+    assert cache._buffers is buffers  # the reused memory, not a fresh one
+    cache.release()

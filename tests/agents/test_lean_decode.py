@@ -120,10 +120,11 @@ def test_the_fused_norm_is_qwen3_s_rmsnorm_bit_for_bit(hf_backend: HFBackend) ->
 
 
 @pytest.mark.parametrize("prefix_length", [0, 5])
-@pytest.mark.parametrize("chunk_tokens", [1, 40, 10_000])
+@pytest.mark.parametrize("chunk_tokens", [1, 30, 40, 10_000])
 def test_lean_prefill_gives_the_model_forward_logits_and_cache(
         hf_backend: HFBackend, prefix_length: int, chunk_tokens: int) -> None:
-    """Packed prefill (every chunking: one prompt per chunk, a few, all at once), with and
+    """Packed prefill (every chunking: one prompt per chunk, a few ([9] [23, 1] [17] at 30),
+    all at once; at 40, prompts of equal length: no padding at all), with and
     without a shared prefix: the last-token logits and every real cache column equal those of
     transformers' forward on the plain left-padded batch of the whole prompts."""
     from agents.backends.hf import left_pad, position_ids_from_mask
@@ -167,3 +168,22 @@ def test_prefill_chunks_are_runs_of_whole_prompts() -> None:
     assert _chunk_ends([3, 4, 5], 1) == [1, 2, 3]
     with pytest.raises(ValueError, match="at least one token"):
         LeanDecoder.prefill(object.__new__(LeanDecoder), [[1], []], None)
+
+
+def test_half_precision_and_wrapped_projections_run_through_the_model_forward(
+        hf_backend: HFBackend) -> None:
+    """bf16 weights (the lean attention keeps scores in the weights' dtype) and a projection
+    replaced in place by a Linear subclass (an injected adapter, whose ``.weight`` is only the
+    base weight) do not qualify."""
+    half = copy.deepcopy(hf_backend.model).to(torch.bfloat16)
+    assert not can_lean_decode(half)
+
+    class Adapted(torch.nn.Linear):
+        pass
+
+    adapted = copy.deepcopy(hf_backend.model)
+    original = adapted.model.layers[0].self_attn.q_proj
+    adapted.model.layers[0].self_attn.q_proj = Adapted(original.in_features,
+                                                       original.out_features, bias=False)
+    assert not can_lean_decode(adapted)
+    assert can_lean_decode(copy.deepcopy(hf_backend.model))
