@@ -143,7 +143,8 @@ def response_logits(
     if share_prompts and prefix is None and (lean := _lean_scorer(model)) is not None:
         shared = (common_prefix_length(prompt_ids, 128.0 if bucket_cost is None else bucket_cost)
                   if share_prefix else 0)
-        return lean_response_logits(lean, prompt_ids, response_ids, shared, pad_token_id)
+        r_ids, r_mask = right_pad(response_ids, pad_token_id, device)
+        return lean_response_logits(lean, prompt_ids, response_ids, shared), r_ids, r_mask.bool()
     checkpointing = model.training and getattr(model, "is_gradient_checkpointing", False)
     can_share = (any(response_ids) and not checkpointing  # checkpointing turns the KV cache off
                  and (not torch.is_grad_enabled() or _attention_only(model)))
@@ -188,7 +189,8 @@ def response_logits(
 
 _LEAN_SCORERS: weakref.WeakKeyDictionary[torch.nn.Module, LeanDecoder] = (
     weakref.WeakKeyDictionary())
-"""One decoder per scored model (its fused weights are rebuilt only when the model's change)."""
+"""One decoder per scored model, so its reused KV buffers outlive a call (it re-reads the
+weights at every call: :meth:`LeanDecoder.bind`)."""
 
 
 def _lean_scorer(model: torch.nn.Module) -> LeanDecoder | None:

@@ -111,7 +111,8 @@ class LeanDecoder:
                            layer.self_attn.v_proj.weight]),
                 torch.cat([layer.self_attn.q_norm.weight.expand(self.heads, -1),
                            layer.self_attn.k_norm.weight.expand(self.kv_heads, -1)]),
-                layer.self_attn.k_norm.weight, layer.self_attn.o_proj.weight, layer.post_attention_layernorm.weight,
+                layer.self_attn.k_norm.weight, layer.self_attn.o_proj.weight,
+                layer.post_attention_layernorm.weight,
                 torch.cat([layer.mlp.gate_proj.weight, layer.mlp.up_proj.weight]),
                 layer.mlp.down_proj.weight) for layer in inner.layers]
 
@@ -182,9 +183,9 @@ class LeanDecoder:
 
         ``attention_mask [B, L]`` covers the cache columns so far, this step's last; the step's
         keys and values are written to column ``L - 1`` of every layer of ``cache``
-        (:meth:`new_cache`, or any cache whose layers hold ``keys``/``values [B, Hkv, L, D]``). ``shared_columns``: the first columns hold the same
-        prefix in every row; attention then reads that prefix once for the whole batch
-        (:func:`_attend`) instead of once per row."""
+        (:meth:`new_cache`, or any cache whose layers hold ``keys``/``values [B, Hkv, L, D]``).
+        ``shared_columns``: the first columns hold the same prefix in every row; attention then
+        reads that prefix once for the whole batch (:func:`_attend`) instead of once per row."""
         column = attention_mask.shape[1] - 1
         cos, sin = self.rope(positions)
         bias = _mask_bias(attention_mask.bool(), self.embed.dtype)
@@ -206,13 +207,14 @@ class LeanDecoder:
         (float32) at each prompt's last token.
 
         Row ``b`` of ``cache`` (:meth:`new_cache`, at least ``P + W`` columns; or any cache
-        whose layers have ``keys``/``values [B, Hkv, L, D]``) gets the keys and values laid out ``[prefix | left padding | prompt b]``, ``P + W`` columns (``W``: the
-        longest prompt), the layout :meth:`step` decodes on with ``shared_columns = P``;
+        whose layers have ``keys``/``values [B, Hkv, L, D]``) gets the keys and values laid out
+        ``[prefix | left padding | prompt b]``, ``P + W`` columns (``W``: the longest prompt),
+        the layout :meth:`step` decodes on with ``shared_columns = P``;
         positions count real tokens only, so they are the ones of the plain left-padded batch.
 
         The prompts run packed, with no padding, in chunks of consecutive prompts of about
         ``chunk_tokens`` tokens (:data:`PREFILL_CHUNK_TOKENS`), each through all layers;
-        each prompt attends causally to the prefix and itself (:func:`_prompt_attention`). The
+        each prompt attends causally to the prefix and itself (:func:`segment_attention`). The
         last layer computes queries, attention and MLP at the last token of each prompt only:
         nothing else of its output is read (the next tokens need only its keys and values)."""
         lengths = [len(p) for p in prompts]
@@ -267,8 +269,10 @@ class LeanDecoder:
                 q, _, _ = self.keys_values(layer, x, cos[last], sin[last])
                 attended = _attend(q, keys, values, _mask_bias(allowed, q.dtype), shared)
             else:
-                attended = _prompt_attention(q, k, v, [len(p) for p in prompts],
-                                             None if prefix_kv is None else prefix_kv[index])
+                context = None if prefix_kv is None else (
+                    *prefix_kv[index], allowed.new_ones(shared))
+                attended = segment_attention(q, k, v, [len(p) for p in prompts],
+                                             None if context is None else [context] * len(prompts))
             x = self.finish_layer(layer, x, attended)
         return self.logits(x)
 
@@ -283,7 +287,7 @@ class LeanDecoder:
             q, k, v = self.keys_values(layer, x, cos, sin, queries=not final)
             found.append((k.transpose(0, 1), v.transpose(0, 1)))
             if not final:
-                x = self.finish_layer(layer, x, _prompt_attention(q, k, v, [len(tokens)], None))
+                x = self.finish_layer(layer, x, segment_attention(q, k, v, [len(tokens)]))
         return found
 
     def new_cache(self, batch: int, length: int) -> ReusedKVCache:
@@ -346,31 +350,39 @@ def _attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias: tor
     return out.reshape(batch, heads, dim)
 
 
-def _prompt_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths: Sequence[int],
-                      prefix: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
-    """Causal attention of packed prompts: ``q [N, H, D]``, ``k``/``v [N, Hkv, D]`` hold the
-    prompts of ``lengths`` one after another, and each prompt attends to ``prefix`` (keys and
-    values ``[Hkv, P, D]``, all visible) and causally to itself; returns ``[N, H, D]``. One
-    ``scaled_dot_product_attention`` per prompt: no padding and, without a prefix, its causal
-    kernel (which skips the masked half)."""
+Context = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+"""What a packed segment attends to besides itself: keys and values ``[Hkv, C, D]`` and the
+columns of them it may read, ``visible [C]`` (bool)."""
+
+
+def segment_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths: Sequence[int],
+                      contexts: Sequence[Context | None] | None = None) -> torch.Tensor:
+    """Causal attention of packed segments: ``q [N, H, D]``, ``k``/``v [N, Hkv, D]`` hold the
+    segments of ``lengths`` one after another; segment ``i`` attends to the visible columns of
+    ``contexts[i]`` (a shared prefix, or the cached prompt a response follows) and causally to
+    itself; returns ``[N, H, D]``. One ``scaled_dot_product_attention`` per segment: no padding
+    and, without a context, its causal kernel (which skips the masked half)."""
     out = torch.empty_like(q)
     queries, keys, values = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
-    masks: dict[int, torch.Tensor] = {}
+    masks: dict[tuple[int, int], torch.Tensor] = {}  # by (context, length): built once each
     start = 0
-    for length in lengths:
+    for index, length in enumerate(lengths):
         span = slice(start, start + length)
         query, key, value = queries[None, :, span], keys[None, :, span], values[None, :, span]
-        if prefix is None:
+        context = None if contexts is None else contexts[index]
+        if context is None:
             attended = F.scaled_dot_product_attention(query, key, value, is_causal=True,
                                                       enable_gqa=True)
         else:
-            shared = prefix[0].shape[1]
-            if length not in masks:
-                masks[length] = torch.ones(length, shared + length, dtype=torch.bool,
-                                           device=q.device).tril(shared)
+            context_keys, context_values, visible = context
+            mask = masks.get((id(context), length))
+            if mask is None:
+                mask = masks[id(context), length] = torch.cat(
+                    [visible.expand(length, -1),
+                     torch.ones(length, length, dtype=torch.bool, device=q.device).tril()], 1)
             attended = F.scaled_dot_product_attention(
-                query, torch.cat([prefix[0][None], key], dim=2),
-                torch.cat([prefix[1][None], value], dim=2), attn_mask=masks[length],
+                query, torch.cat([context_keys[None], key], dim=2),
+                torch.cat([context_values[None], value], dim=2), attn_mask=mask,
                 enable_gqa=True)
         out[span] = attended[0].transpose(0, 1)
         start += length
