@@ -90,7 +90,8 @@ def _ab_ratio(entries: dict[str, dict], name: str, prefix: str, beside: tuple[st
 
 
 def machine() -> str:
-    """CPU model, cores and Python version (no paths)."""
+    """CPU model, cores, last-level cache and Python version (no paths): a run's ratios depend
+    on them (a decode step that is memory-bound with a 32 MB cache is not with a 480 MB one)."""
     cpu = platform.processor() or "unknown CPU"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -99,7 +100,18 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+    caches = sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"))
+    cache = ""
+    try:
+        if caches:
+            size = caches[-1].read_text().strip()
+            if size.endswith("K"):
+                size = f"{int(size[:-1]) // 1024} MiB"
+            cache = f", {size} last-level cache"
+    except OSError:
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores{cache}, Python {platform.python_version()}, "
+            f"{platform.system()}")
 
 
 STORE = HERE / "results.json"
@@ -109,15 +121,16 @@ SUMMARY_KEYS = ("min", "max", "mean", "stddev", "rounds", "median", "iqr", "q1",
                 "stddev_outliers", "outliers", "ld15iqr", "hd15iqr", "ops", "total", "iterations", "data")
 
 
-def _entries(data: dict, run: str) -> dict[str, dict]:
-    """pytest-benchmark JSON → ``{name: {"mean", "extra", "run"}}`` (names relative to benchmarks/)."""
+def _entries(data: dict, run: str, machine_text: str) -> dict[str, dict]:
+    """pytest-benchmark JSON → ``{name: {"mean", "extra", "run", "machine"}}`` (names relative
+    to benchmarks/)."""
     entries = {}
     for bench in data["benchmarks"]:
         merged = {**bench["stats"], **bench.get("extra_info", {})}
         extra = {k: v if isinstance(v, int) else float(f"{v:.4g}") for k, v in merged.items()
                  if k not in SUMMARY_KEYS and isinstance(v, (int, float))}
         entries[bench["fullname"].removeprefix("benchmarks/")] = {
-            "mean": bench["stats"]["mean"], "extra": extra, "run": run}
+            "mean": bench["stats"]["mean"], "extra": extra, "run": run, "machine": machine_text}
     return entries
 
 
@@ -134,17 +147,21 @@ def _ratio(entries: dict[str, dict], fast: str | tuple, slow: str | tuple) -> st
     return f"{verdict} ({a['run']})"
 
 
-def render(entries: dict[str, dict], machine_text: str) -> str:
-    """The RESULTS.md text for ``entries``."""
-    lines = ["# Benchmark results", "", f"Machine: {machine_text}. Rows with A/B rounds alternate "
+def render(entries: dict[str, dict]) -> str:
+    """The RESULTS.md text for ``entries``; each run's machine is listed under "Runs"."""
+    lines = ["# Benchmark results", "", "Rows with A/B rounds alternate "
              "the two sides inside one benchmark process (both warmed up) and give the median "
              "(min–max) of the per-round ratios; the other rows compare two benchmarks' means of "
-             "one run. The run's date is in brackets; `python benchmarks/run_all.py -k EXPR` "
+             "one run. The run's date is in brackets; its machine is under Runs (ratios differ "
+             "between machines); `python benchmarks/run_all.py -k EXPR` "
              "reruns some suites and keeps the others' last numbers.", "",
              "## Ratios (measured in the same run)", "", "| comparison | ratio |", "|---|---|"]
     lines += [f"| {label} | {_ab_ratio(entries, name, prefix, beside)} |"
               for label, name, prefix, beside in AB_RATIOS]
     lines += [f"| {label} | {_ratio(entries, fast, slow)} |" for label, fast, slow in RATIOS]
+    runs = {entry["run"]: entry.get("machine", "not recorded") for entry in entries.values()}
+    lines += ["", "## Runs", "", "| run | machine |", "|---|---|"]
+    lines += [f"| {run} | {runs[run]} |" for run in sorted(runs)]
     lines += ["", "## All benchmarks (mean seconds per round)", "",
               "| benchmark | mean s | extra | run |", "|---|---|---|---|"]
     lines += [f"| {name} | {entry['mean']:.6f} | {entry['extra'] or ''} | {entry['run']} |"
@@ -166,9 +183,9 @@ def main() -> int:
         data = json.loads(report.read_text()) if report.exists() else {"benchmarks": []}
     run = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     entries = json.loads(STORE.read_text()) if STORE.exists() else {}
-    entries.update(_entries(data, run))
+    entries.update(_entries(data, run, machine()))
     STORE.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
-    text = render(entries, machine())
+    text = render(entries)
     (HERE / "RESULTS.md").write_text(text)
     print(text)
     return 0

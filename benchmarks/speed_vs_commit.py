@@ -153,6 +153,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from benchmarks.ab_timing import alternate
+    from benchmarks.run_all import machine
 
     model_dir, work = work_spec(args.work)
     with tempfile.TemporaryDirectory(prefix="sdgym-vs-commit-") as scratch:
@@ -173,7 +174,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                           warmup=0)
     per_token = [(tc / c) / (ta / a) for a, c, ta, tc in
                  zip(timed.anchor, timed.candidate, tokens["anchor"], tokens["candidate"])]
-    result = {"work": args.work, "anchor_commit": args.anchor_commit, "calls_per_child": args.steps,
+    result = {"work": args.work, "anchor_commit": args.anchor_commit, "machine": machine(),
+              "calls_per_child": args.steps,
               **timed.summary("speedup"),
               "tokens_per_s_ratio_median": round(statistics.median(per_token), 3),
               "median_s": {"anchor": [round(s, 4) for s in timed.anchor],
