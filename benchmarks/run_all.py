@@ -100,11 +100,12 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    caches = sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"))
+    caches = list(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"))
     cache = ""
     try:
         if caches:
-            size = caches[-1].read_text().strip()
+            size = max(caches, key=lambda c: int((c / "level").read_text())).joinpath(
+                "size").read_text().strip()
             if size.endswith("K"):
                 size = f"{int(size[:-1]) // 1024} MiB"
             cache = f", {size} last-level cache"
