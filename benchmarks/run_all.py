@@ -13,6 +13,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -86,7 +87,29 @@ def _ab_ratio(entries: dict[str, dict], name: str, prefix: str, beside: tuple[st
     shown = "".join(f", {key} {extra[key]}" for key in beside if key in extra)
     return (f"{extra[f'{prefix}_median']:.2f}× ({extra[f'{prefix}_min']:.2f}–"
             f"{extra[f'{prefix}_max']:.2f}×), median (min–max) of {int(extra[f'{prefix}_rounds'])} "
-            f"A/B rounds{shown} ({entries[name]['run']})")
+            f"A/B rounds{shown} ({entries[name]['run']}){_missed(entries[name])}")
+
+
+def _missed(*entries: dict) -> str:
+    """A marker for a row whose benchmark failed its own assertion (its target) in that run."""
+    return "; **target missed**" if any(e.get("outcome") == "failed" for e in entries) else ""
+
+
+def outcomes(junit_xml: str) -> dict[str, str]:
+    """``{benchmark name relative to benchmarks/: "passed" | "failed" | "skipped"}`` from a
+    pytest ``--junitxml`` report (a benchmark that raised or missed its asserted target is
+    "failed"; pytest-benchmark's JSON stores it all the same)."""
+    found = {}
+    for case in ElementTree.fromstring(junit_xml).iter("testcase"):
+        parts = case.get("classname", "").split(".")
+        module = next((i for i, part in enumerate(parts) if part.startswith("test_")), None)
+        if module is None:
+            continue
+        name = "::".join([f"{parts[module]}.py", *parts[module + 1:], case.get("name", "")])
+        kinds = {child.tag for child in case}
+        found[name] = ("failed" if kinds & {"failure", "error"} else
+                       "skipped" if "skipped" in kinds else "passed")
+    return found
 
 
 def machine() -> str:
@@ -122,16 +145,19 @@ SUMMARY_KEYS = ("min", "max", "mean", "stddev", "rounds", "median", "iqr", "q1",
                 "stddev_outliers", "outliers", "ld15iqr", "hd15iqr", "ops", "total", "iterations", "data")
 
 
-def _entries(data: dict, run: str, machine_text: str) -> dict[str, dict]:
-    """pytest-benchmark JSON → ``{name: {"mean", "extra", "run", "machine"}}`` (names relative
-    to benchmarks/)."""
+def _entries(data: dict, run: str, machine_text: str,
+             outcome: dict[str, str] | None = None) -> dict[str, dict]:
+    """pytest-benchmark JSON → ``{name: {"mean", "extra", "run", "machine", "outcome"}}`` (names
+    relative to benchmarks/; ``outcome`` from :func:`outcomes`, "not recorded" where absent)."""
+    outcome = outcome or {}
     entries = {}
     for bench in data["benchmarks"]:
         merged = {**bench["stats"], **bench.get("extra_info", {})}
         extra = {k: v if isinstance(v, int) else float(f"{v:.4g}") for k, v in merged.items()
                  if k not in SUMMARY_KEYS and isinstance(v, (int, float))}
-        entries[bench["fullname"].removeprefix("benchmarks/")] = {
-            "mean": bench["stats"]["mean"], "extra": extra, "run": run, "machine": machine_text}
+        name = bench["fullname"].removeprefix("benchmarks/")
+        entries[name] = {"mean": bench["stats"]["mean"], "extra": extra, "run": run,
+                         "machine": machine_text, "outcome": outcome.get(name, "not recorded")}
     return entries
 
 
@@ -145,7 +171,7 @@ def _ratio(entries: dict[str, dict], fast: str | tuple, slow: str | tuple) -> st
         return "not measured in one run"
     ratio = (b["mean"] * slow_repeat) / (a["mean"] * fast_repeat)
     verdict = f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
-    return f"{verdict} ({a['run']})"
+    return f"{verdict} ({a['run']}){_missed(a, b)}"
 
 
 def render(entries: dict[str, dict]) -> str:
@@ -154,7 +180,8 @@ def render(entries: dict[str, dict]) -> str:
              "the two sides inside one benchmark process (both warmed up) and give the median "
              "(min–max) of the per-round ratios; the other rows compare two benchmarks' means of "
              "one run. The run's date is in brackets; its machine is under Runs (ratios differ "
-             "between machines); `python benchmarks/run_all.py -k EXPR` "
+             "between machines); \"target missed\" marks a benchmark whose own asserted target "
+             "failed in that run; `python benchmarks/run_all.py -k EXPR` "
              "reruns some suites and keeps the others' last numbers.", "",
              "## Ratios (measured in the same run)", "", "| comparison | ratio |", "|---|---|"]
     lines += [f"| {label} | {_ab_ratio(entries, name, prefix, beside)} |"
@@ -164,9 +191,9 @@ def render(entries: dict[str, dict]) -> str:
     lines += ["", "## Runs", "", "| run | machine |", "|---|---|"]
     lines += [f"| {run} | {runs[run]} |" for run in sorted(runs)]
     lines += ["", "## All benchmarks (mean seconds per round)", "",
-              "| benchmark | mean s | extra | run |", "|---|---|---|---|"]
-    lines += [f"| {name} | {entry['mean']:.6f} | {entry['extra'] or ''} | {entry['run']} |"
-              for name, entry in sorted(entries.items())]
+              "| benchmark | mean s | extra | run | outcome |", "|---|---|---|---|---|"]
+    lines += [f"| {name} | {entry['mean']:.6f} | {entry['extra'] or ''} | {entry['run']} | "
+              f"{entry.get('outcome', 'not recorded')} |" for name, entry in sorted(entries.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -175,16 +202,17 @@ def main() -> int:
     parser.add_argument("-k", default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        report = Path(folder) / "bench.json"
+        report, junit = Path(folder) / "bench.json", Path(folder) / "junit.xml"
         command = [sys.executable, "-m", "pytest", str(HERE), "-q", "-p", "no:cacheprovider",
-                   "--benchmark-only", f"--benchmark-json={report}"]
+                   "--benchmark-only", f"--benchmark-json={report}", f"--junitxml={junit}"]
         if args.k:
             command += ["-k", args.k]
         subprocess.run(command, check=False)
         data = json.loads(report.read_text()) if report.exists() else {"benchmarks": []}
+        outcome = outcomes(junit.read_text()) if junit.exists() else {}
     run = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     entries = json.loads(STORE.read_text()) if STORE.exists() else {}
-    entries.update(_entries(data, run, machine()))
+    entries.update(_entries(data, run, machine(), outcome))
     STORE.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
     text = render(entries)
     (HERE / "RESULTS.md").write_text(text)
