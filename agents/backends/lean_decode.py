@@ -187,6 +187,11 @@ class LeanDecoder:
         ``shared_columns``: the first columns hold the same prefix in every row; attention then
         reads that prefix once for the whole batch (:func:`_attend`) instead of once per row."""
         column = attention_mask.shape[1] - 1
+        if isinstance(cache, ReusedKVCache):
+            if shared_columns != cache.shared:
+                raise ValueError(f"step's shared_columns={shared_columns} differ from the "
+                                 f"{cache.shared} prefix columns the cache was prefilled with")
+            cache.written = column + 1
         cos, sin = self.rope(positions)
         bias = _mask_bias(attention_mask.bool(), self.embed.dtype)
         x = self.embed[tokens]
@@ -228,6 +233,8 @@ class LeanDecoder:
                                 dtype=torch.long, device=self.embed.device)
         pad_columns = torch.tensor([shared + c for n in lengths for c in range(width - n)],
                                    dtype=torch.long, device=self.embed.device)
+        if isinstance(cache, ReusedKVCache):
+            cache.written, cache.shared = shared + width, shared
         for index, (keys, values) in enumerate(layers):
             keys[pad_rows, :, pad_columns] = 0.0  # attended with weight 0: must be finite
             values[pad_rows, :, pad_columns] = 0.0

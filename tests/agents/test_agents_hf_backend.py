@@ -152,6 +152,30 @@ def test_shared_prefix_prefill_gives_the_same_generations(hf_backend: HFBackend,
         g.response_ids for g in alone]
 
 
+def test_a_shared_prefix_with_repeats_and_finished_rows_gives_the_plain_generations(
+        hf_backend: HFBackend) -> None:
+    """The lean decode's reorders (a prompt's cache copied to its G rows, finished rows dropped)
+    keep a shared prefix in row 0 only: tokens, log-probs and finish reasons stay the plain
+    path's (no shared prefix, no repeats, whole batch to the end)."""
+    system = ("You answer questions using a search engine. Search with <search> query </search>"
+              " and answer with <answer> text </answer>. ") * 3
+    contents = ["hi", "capital of France?", "who wrote the novel about the white whale?"]
+    prompts = [render_chat(hf_backend.tokenizer, [{"role": "system", "content": system},
+                                                  {"role": "user", "content": c}])
+               for c in contents for _ in range(4)]  # G = 4 rows per prompt
+    vocab = hf_backend.model.config.vocab_size
+    params = SamplingParams(max_new_tokens=16, temperature=1.0, seed=11,
+                            stop_token_ids=tuple(range(0, vocab, 9)))
+    plain = HFBackend(hf_backend.model, hf_backend.tokenizer, shared_prefix=False,
+                      drop_finished_rows=False, lean_decode=False)
+    got, want = hf_backend.generate(prompts, params), plain.generate(prompts, params)
+    assert len({len(g.response_ids) for g in got}) >= 3  # rows really finished apart
+    assert [g.response_ids for g in got] == [g.response_ids for g in want]
+    assert [g.finish_reason for g in got] == [g.finish_reason for g in want]
+    for a, b in zip(got, want):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+
+
 def test_micro_batches_match(tiny_model_dir, chat_prompts, hf_backend: HFBackend) -> None:
     small = HFBackend(hf_backend.model, hf_backend.tokenizer, max_batch_size=2)
     assert [g.response_ids for g in small.generate(chat_prompts, GREEDY)] == [

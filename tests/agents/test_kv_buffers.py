@@ -53,6 +53,22 @@ def test_reordering_keeps_the_rows_asked_for_in_the_other_buffer() -> None:
     assert torch.equal(cache.layers[1].values, before[3][torch.tensor([1, 3])])
 
 
+def test_a_reorder_copies_the_written_columns_and_the_shared_prefix_into_row_0_only() -> None:
+    buffers = KVBuffers()
+    cache = buffers.cache(2, SHAPE, torch.float32, torch.device("cpu"))
+    before = _filled(cache)  # every entry differs, so a copy from a wrong place shows
+    cache.written, cache.shared = 5, 2  # column 5 not yet written; columns 0-1 a common prefix
+    index = torch.tensor([2, 0, 2])
+    cache.reorder_cache(index)
+    after = [t for layer in cache.layers for t in (layer.keys, layer.values)]
+    for got, was in zip(after, before):
+        assert torch.equal(got[:, :, 2:5], was[index, :, 2:5])
+        assert torch.equal(got[0, :, :2], was[0, :, :2])  # row 0's prefix, not row 2's
+    cache.reorder_cache(torch.tensor([1, 1]))  # back into the first buffer: row 0 keeps it
+    assert torch.equal(cache.layers[1].values[:, :, 2:5], before[3][torch.tensor([0, 0]), :, 2:5])
+    assert torch.equal(cache.layers[1].values[0, :, :2], before[3][0, :, :2])
+
+
 def test_a_cache_that_cannot_be_built_gives_the_buffers_back() -> None:
     buffers = KVBuffers()
     with pytest.raises(RuntimeError):
