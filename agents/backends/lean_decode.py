@@ -130,7 +130,7 @@ class LeanDecoder:
         """:meth:`_norm` over the last dimension of ``x [N, heads, D]`` with a weight per head
         (``[heads, D]``): the queries' and keys' norms in one call."""
         if x.dtype == torch.float32 and weight.dtype == torch.float32:
-            return F.rms_norm(x, (x.shape[-1],), None, self.eps) * weight
+            return F.rms_norm(x, (x.shape[-1],), None, self.eps).mul_(weight)
         return self._norm(x, weight)
 
     def rope(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -167,11 +167,14 @@ class LeanDecoder:
     def finish_layer(self, layer: _Layer, x: torch.Tensor, attended: torch.Tensor
                       ) -> torch.Tensor:
         """The residual stream after the layer: ``x`` plus the projected attention output
-        ``attended [N, H, D]``, then plus the SwiGLU MLP of its post-attention norm."""
-        x = x + attended.reshape(x.shape[0], -1) @ layer.out.T
+        ``attended [N, H, D]``, then plus the SwiGLU MLP of its post-attention norm. The
+        residual adds run inside the matmuls (``addmm``) and the gate's SiLU and product in
+        place (no grad here): fewer passes over ``[N, intermediate]`` and fewer fresh buffers."""
+        x = torch.addmm(x, attended.reshape(x.shape[0], -1), layer.out.T)
         gate_up = self._norm(x, layer.post_norm) @ layer.gate_up.T
-        return x + (F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate:]
-                    ) @ layer.down.T
+        hidden = F.silu(gate_up[:, : self.intermediate], inplace=True).mul_(
+            gate_up[:, self.intermediate:])
+        return torch.addmm(x, hidden, layer.down.T)
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
         return (self._norm(x, self.final_norm) @ self.lm_head.T).float()
@@ -399,5 +402,6 @@ def segment_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """The rotary embedding of ``x [N, heads, D]`` with :meth:`LeanDecoder.rope`'s ``cos`` and
     signed ``sin``: ``roll(x, D / 2) * sin`` is ``rotate_half(x) * sin`` of transformers (the
-    sign moved from ``x`` onto ``sin``, exact in floating point)."""
-    return x * cos + torch.roll(x, x.shape[-1] // 2, dims=-1) * sin
+    sign moved from ``x`` onto ``sin``, exact in floating point), computed in the rolled copy
+    (one fresh buffer, two in-place passes)."""
+    return torch.roll(x, x.shape[-1] // 2, dims=-1).mul_(sin).addcmul_(x, cos)
