@@ -414,22 +414,32 @@ class _DecodeState:
         """Leading cache columns that hold the same prefix in every row."""
         self.rows_tensor = torch.tensor(rows, device=logits.device)
 
+    def _keep(self, rows: list[int]) -> None:
+        """Keep the per-row state of ``rows`` (indices into the current rows), in that order:
+        the order the cache now holds them in."""
+        keep = torch.tensor(rows, device=self.next_pos.device)
+        self.attention_mask, self.next_pos = self.attention_mask[keep], self.next_pos[keep]
+        self.running = [self.running[i] for i in rows]
+        self.rows_tensor = self.rows_tensor[keep]
+
     def decode(self, model: torch.nn.Module, tokens: torch.Tensor,
                reasons: Sequence[FinishReason | None], logits: torch.Tensor,
                drop_finished: bool, lean: LeanDecoder | None = None) -> None:
         """Feed this step's ``tokens`` of the still-running rows; write their next ``logits``.
-        With ``drop_finished``, rows that finished leave the forward (their cache rows are
-        dropped once an eighth of the batch has finished since the last cut). With ``lean``
-        (a preallocated cache only), the step runs through :class:`LeanDecoder`."""
+        With ``drop_finished``, rows that finished leave the forward: a reused cache
+        (:class:`ReusedKVCache`) drops them at once, moving live rows into their slots
+        (:meth:`ReusedKVCache.keep_rows`); any other cache once an eighth of the batch has
+        finished since the last cut (it copies every row kept). With ``lean`` (a preallocated
+        cache only), the step runs through :class:`LeanDecoder`."""
         live = [i for i, row in enumerate(self.running) if reasons[row] is None]
         if not live:
             return
-        if drop_finished and len(live) <= len(self.running) * 7 // 8:
-            keep = torch.tensor(live, device=self.next_pos.device)
-            self.cache.reorder_cache(keep)
-            self.attention_mask, self.next_pos = self.attention_mask[keep], self.next_pos[keep]
-            self.running = [self.running[i] for i in live]
-            self.rows_tensor = self.rows_tensor[keep]
+        reused = isinstance(self.cache, ReusedKVCache)
+        if drop_finished and reused and len(live) < len(self.running):
+            self._keep(self.cache.keep_rows(live))  # moves only the rows beyond the live count
+        elif drop_finished and len(live) <= len(self.running) * 7 // 8:
+            self.cache.reorder_cache(torch.tensor(live, device=self.next_pos.device))
+            self._keep(live)
         self.attention_mask = torch.cat(
             [self.attention_mask, self.attention_mask.new_ones(len(self.running), 1)], 1)
         if lean is not None:
@@ -464,8 +474,10 @@ class HFBackend(PolicyBackend):
             copy its KV cache to every row that repeats it (a GRPO group's G members share their
             first prompt). The rows still sample independently (one generator stream, or their
             own row streams when ``SamplingParams.row_seeds`` is given).
-        drop_finished_rows: Stop running the forward for rows that have finished (their KV
-            cache rows are dropped once an eighth of the batch has finished since the last cut).
+        drop_finished_rows: Stop running the forward for rows that have finished (the lean
+            decoder's reused cache drops their KV-cache rows at the step they finish, moving
+            live rows into their slots; a transformers cache once an eighth of the batch has
+            finished since the last cut).
             Sampling still draws for the whole batch, so every row gets the tokens it would get
             without the cut (up to float rounding of the smaller batch's matmuls).
         length_buckets: Prefill the (distinct) prompts in buckets of similar length where the

@@ -26,6 +26,7 @@ measured 1.02x (0.93-1.20) against full copies, within noise: four reorders cost
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -110,6 +111,35 @@ class ReusedKVCache:
                 torch.index_select(source[:, :, shared:written], 0, index,
                                    out=copy[:, :, shared:written])
         self.layers, self._side = target, side
+
+    def keep_rows(self, live: Sequence[int]) -> list[int]:
+        """Drop every row not in ``live`` (ascending row indices) in place, copying as little as
+        possible: the rows that stay in the first ``len(live)`` slots stay where they are, and
+        each one beyond moves into a dropped row's slot below (its :attr:`written` columns past
+        the :attr:`shared` prefix only; row 0's prefix stays). Returns, for each row of the
+        smaller cache, the row it was (the order the caller's per-row state must follow).
+
+        A cut then costs a copy of the rows that move (at most as many as were dropped), where
+        :meth:`reorder_cache` copies every row kept."""
+        size = len(live)
+        if size == 0 or list(live) != sorted(set(live)) or live[-1] >= self.layers[0].keys.shape[0]:
+            raise ValueError(f"keep_rows needs ascending row indices of this cache, got {live}")
+        kept = set(live)
+        holes = [row for row in range(size) if row not in kept]
+        movers = [row for row in live if row >= size]
+        order = list(range(size))
+        for hole, mover in zip(holes, movers):
+            order[hole] = mover
+        if holes:
+            device = self.layers[0].keys.device
+            into = torch.tensor(holes, device=device)
+            source = torch.tensor(movers, device=device)
+            columns = slice(self.shared, self.written)
+            for layer in self.layers:
+                for tensor in (layer.keys, layer.values):
+                    tensor[:, :, columns].index_copy_(0, into, tensor[source, :, columns])
+        self.layers = [KVLayer(layer.keys[:size], layer.values[:size]) for layer in self.layers]
+        return order
 
     def release(self) -> None:
         """Give the buffers back for the next call (this cache's contents may then change)."""

@@ -304,9 +304,22 @@ def test_shared_prompt_prefill_gives_the_same_generations(hf_backend: HFBackend,
 
 @pytest.mark.parametrize("temperature", [1.0, 0.0])
 def test_dropping_finished_rows_gives_the_same_generations(hf_backend: HFBackend, chat_prompts,
-                                                          temperature: float) -> None:
+                                                          temperature: float,
+                                                          monkeypatch) -> None:
     """Rows that stop early leave the forward; every row's tokens, log-probs and finish reason
-    are those of running the whole batch to the end (rows stop at many different steps here)."""
+    are those of running the whole batch to the end (rows stop at many different steps here,
+    and the lean decoder's cache moves rows into the finished rows' slots at each of them)."""
+    from agents.backends.kv_buffers import ReusedKVCache
+
+    cuts: list[list[int]] = []
+    keep_rows = ReusedKVCache.keep_rows
+
+    def recorded(cache, live):
+        order = keep_rows(cache, live)
+        cuts.append(order)
+        return order
+
+    monkeypatch.setattr(ReusedKVCache, "keep_rows", recorded)
     prompts = [chat_prompts[i % len(chat_prompts)] for i in range(24)]
     vocab = hf_backend.model.config.vocab_size
     params = SamplingParams(max_new_tokens=16, temperature=temperature, seed=3,
@@ -316,6 +329,8 @@ def test_dropping_finished_rows_gives_the_same_generations(hf_backend: HFBackend
     a, b = cut.generate(prompts, params), whole.generate(prompts, params)
     lengths = {len(g.response_ids) for g in a}
     assert len(lengths) >= 3 or temperature == 0, lengths  # rows really finished apart
+    assert len(cuts) >= len(lengths) - 2 and cuts, cuts  # a cut at the steps rows finished
+    assert any(order != sorted(order) for order in cuts)  # some rows moved into freed slots
     assert [g.response_ids for g in a] == [g.response_ids for g in b]
     assert [g.finish_reason for g in a] == [g.finish_reason for g in b]
     for x, y in zip(a, b):

@@ -76,3 +76,30 @@ def test_a_cache_that_cannot_be_built_gives_the_buffers_back() -> None:
     cache = buffers.cache(2, SHAPE, torch.float32, torch.device("cpu"))
     assert cache._buffers is buffers  # the reused memory, not a fresh one
     cache.release()
+
+
+def test_keeping_rows_moves_only_the_rows_beyond_the_live_count_into_the_dropped_slots() -> None:
+    buffers = KVBuffers()
+    cache = buffers.cache(2, (6, 2, 6, 3), torch.float32, torch.device("cpu"))
+    before = _filled(cache)  # every entry differs, so a copy from a wrong place shows
+    cache.written, cache.shared = 5, 2  # column 5 not yet written; columns 0-1 a common prefix
+    pointer = cache.layers[0].keys.data_ptr()
+    order = cache.keep_rows([1, 2, 4, 5])  # rows 0 and 3 finished
+    assert order == [4, 1, 2, 5]  # rows 4 and 5 fill slots 0 and 3; rows 1 and 2 stay put
+    after = [t for layer in cache.layers for t in (layer.keys, layer.values)]
+    assert cache.layers[0].keys.data_ptr() == pointer  # in place: no other buffer
+    for got, was in zip(after, before):
+        assert got.shape[0] == 4
+        assert torch.equal(got[:, :, 2:5], was[torch.tensor(order), :, 2:5])
+        assert torch.equal(got[0, :, :2], was[0, :, :2])  # row 0's prefix, not row 4's
+        assert torch.equal(got[1:3], was[1:3])  # rows that stay are not touched at all
+    assert cache.keep_rows([0, 1, 2, 3]) == [0, 1, 2, 3]  # nothing finished: nothing moves
+    assert cache.keep_rows([3]) == [3]
+    assert torch.equal(cache.layers[1].values[0, :, 2:5], before[3][5, :, 2:5])
+
+
+@pytest.mark.parametrize("live", [[], [2, 1], [0, 0], [0, 9]])
+def test_keeping_rows_refuses_what_is_not_ascending_rows_of_the_cache(live) -> None:
+    cache = KVBuffers().cache(1, SHAPE, torch.float32, torch.device("cpu"))
+    with pytest.raises(ValueError, match="keep_rows needs ascending row indices"):
+        cache.keep_rows(live)
