@@ -6,8 +6,8 @@ to the system when they are freed), so zero-filling a new transformers ``StaticC
 about 50 ms of page faults per call on this machine, ~8% of a 64-prompt generation.
 :class:`KVBuffers` keeps two flat buffers alive across calls and lays every call's cache into
 them: one holds the cache, the other receives it when rows are reordered (a prompt's cache
-copied to the rows that repeat it, finished rows dropped), so a call allocates no cache memory
-once the buffers have grown to its size.
+copied to the rows that repeat it), so a call allocates no cache memory once the buffers have
+grown to its size. Finished rows are dropped in place (:meth:`ReusedKVCache.keep_rows`).
 
 :class:`ReusedKVCache` is the cache :class:`~agents.backends.lean_decode.LeanDecoder` prefills
 and steps on: per layer ``keys``/``values`` ``[B, Hkv, L, D]`` and ``reorder_cache(index)``, the
@@ -122,7 +122,8 @@ class ReusedKVCache:
         A cut then costs a copy of the rows that move (at most as many as were dropped), where
         :meth:`reorder_cache` copies every row kept."""
         size = len(live)
-        if size == 0 or list(live) != sorted(set(live)) or live[-1] >= self.layers[0].keys.shape[0]:
+        if (size == 0 or list(live) != sorted(set(live)) or live[0] < 0
+                or live[-1] >= self.layers[0].keys.shape[0]):
             raise ValueError(f"keep_rows needs ascending row indices of this cache, got {live}")
         kept = set(live)
         holes = [row for row in range(size) if row not in kept]

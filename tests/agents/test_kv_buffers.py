@@ -98,7 +98,7 @@ def test_keeping_rows_moves_only_the_rows_beyond_the_live_count_into_the_dropped
     assert torch.equal(cache.layers[1].values[0, :, 2:5], before[3][5, :, 2:5])
 
 
-@pytest.mark.parametrize("live", [[], [2, 1], [0, 0], [0, 9]])
+@pytest.mark.parametrize("live", [[], [2, 1], [0, 0], [0, 9], [-1, 2]])
 def test_keeping_rows_refuses_what_is_not_ascending_rows_of_the_cache(live) -> None:
     cache = KVBuffers().cache(1, SHAPE, torch.float32, torch.device("cpu"))
     with pytest.raises(ValueError, match="keep_rows needs ascending row indices"):
