@@ -7,9 +7,9 @@ benchmark's record format (``kind="baseline"``, ``method``, per-seed success/sco
 its ``--table`` mode (a benchmark preset's baseline cells), are in
 :mod:`benchmarks.protocol.baseline_cli`, one layer up.
 
-Splits: ``--split easy`` evaluates on each env's easy evaluation split (``easy_val`` where the env
-has one, else ``easy``, else ``test``); MaskablePPO trains on ``easy_train``, else ``easy``, else
-``train`` (ALFWorld's only easy split, ``easy``, is used for both).
+Splits: ``--split easy`` evaluates on each env's easy evaluation split (the one its class declares
+in ``easy_splits`` with the role ``"val"``, else ``test``); MaskablePPO trains on its easy
+``"train"`` split, else ``train``.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ppo-timesteps", type=int, default=20_000,
                         help="MaskablePPO training steps per env")
     parser.add_argument("--ppo-split", default=None,
-                        help="split MaskablePPO trains on (default: easy_train, else easy, else "
-                             "train)")
+                        help="split MaskablePPO trains on (default: the env's easy train split, "
+                             "else train)")
     parser.add_argument("--split", default=None,
                         help="evaluation split, or 'easy' for each env's easy one (default: test; "
                              "with --table: easy)")

@@ -164,9 +164,15 @@ class EvaluationConfig:
     (``val/teacher_success``; per-turn contexts only), so a weak teacher is visible."""
     test_episodes: int = 16
     test_seeds: int = 8
+    panel_width: int | None = None
+    """Episodes a validation or test panel runs at once (one env each; ``None``: the whole val
+    panel, or ``test_episodes``). Outcomes do not depend on it (:mod:`agents.panel`); envs with
+    one JVM per env (ScienceWorld) keep it small to bound memory."""
 
     def __post_init__(self) -> None:
         check_fields(self, "evaluation.")
+        if self.panel_width is not None and self.panel_width < 1:
+            raise ValueError(f"evaluation.panel_width must be >= 1, got {self.panel_width}")
         _at_least(self, "evaluation.", 1, ("val_every", "val_episodes", "test_episodes",
                                            "test_seeds"))
         if self.val_temperature < 0:

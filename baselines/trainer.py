@@ -218,6 +218,17 @@ class Trainer:
                           prompt_limits=PromptLimits.from_dict(config.rollout.prompt)),
             self.backend, self.render, messages)
 
+    def panel_width(self, episodes: int) -> int:
+        """Episodes a panel of ``episodes`` runs at once (``evaluation.panel_width`` caps it)."""
+        width = self.config.evaluation.panel_width
+        return episodes if width is None else min(width, episodes)
+
+    def rollout_engine(self, num_groups: int, hide_privileged: bool = False,
+                       messages: MessageBuilder = student_turn_messages) -> RolloutEngine:
+        """An engine of ``num_groups`` single episodes on this run's env, policy backend and
+        prompt settings (the caller closes it); ``messages`` builds each turn's prompt."""
+        return self._engine(num_groups, 1, hide_privileged, messages)
+
     def _teacher_turn_messages(self, turn: PublicTurn, info: dict[str, Any]) -> list[dict[str, str]]:
         """The prompt the teacher reads at this turn (its context from the turn's info)."""
         return turn_teacher_messages(turn, self.head.context, info.get("privileged"),
@@ -324,8 +335,9 @@ class Trainer:
             with self.generating():
                 if main:
                     if self.validation_engine is None:
-                        self.validation_engine = self._engine(config.evaluation.val_episodes, 1,
-                                                              hide_privileged=True)
+                        self.validation_engine = self._engine(
+                            self.panel_width(config.evaluation.val_episodes), 1,
+                            hide_privileged=True)
                     panel = task_panel(self.validation_engine.task_count(config.evaluation.val_split),
                                        config.evaluation.val_episodes)
                     success = evaluate_on_panel(self.validation_engine, config.evaluation.val_split, panel,
@@ -354,7 +366,8 @@ class Trainer:
             if self.parallel.is_main:
                 if self.teacher_validation_engine is None:  # privileged info shown
                     self.teacher_validation_engine = self._engine(
-                        self.config.evaluation.val_episodes, 1, messages=self._teacher_turn_messages)
+                        self.panel_width(self.config.evaluation.val_episodes), 1,
+                        messages=self._teacher_turn_messages)
                 engine = self.teacher_validation_engine
                 engine.backend = self.backend if mode == "current" else HFBackend(
                     network, self.tokenizer, device=self.config.infra.device)
@@ -383,7 +396,7 @@ class Trainer:
             with self.generating():
                 return {}
         with self.timer.phase("test"):
-            engine = self._engine(episodes, 1, hide_privileged=True)
+            engine = self._engine(self.panel_width(episodes), 1, hide_privileged=True)
             try:
                 panel = task_panel(engine.task_count(split), episodes)
                 with self.generating():

@@ -135,6 +135,10 @@ class TextEnv(gym.Env[str, str]):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
     splits: ClassVar[tuple[str, ...]] = ("train", "val", "test")
+    easy_splits: ClassVar[dict[str, str]] = {}
+    """The env's easy curriculum splits (a subset of :attr:`splits`), each with the role it plays:
+    ``"train"``, ``"val"`` or ``"test"`` (e.g. ``{"easy_train": "train", "easy_val": "val"}``).
+    Tiny warm starts train and are evaluated on them; the splits of one env are disjoint."""
     max_observation_length: ClassVar[int] = 32_768
     max_action_length: ClassVar[int] = 2_048
     native_action_tags: ClassVar[tuple[str, ...]] = ()

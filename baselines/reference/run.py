@@ -5,9 +5,9 @@ One record format (the benchmark's, so reports can mix reference baselines and L
 ``sdgym baseline`` (:mod:`baselines.baseline_cli`) and the benchmark matrix
 (:mod:`benchmarks.protocol.matrix`).
 
-Splits: ``split="easy"`` evaluates on each env's easy evaluation split (``easy_val`` where the env
-has one, else ``easy``, else ``test``); MaskablePPO trains on ``easy_train``, else ``easy``, else
-``train`` (ALFWorld's only easy split, ``easy``, is used for both).
+Splits: ``split="easy"`` evaluates on each env's easy evaluation split (the one its class declares
+in ``easy_splits`` with the role ``"val"``, else ``test``); MaskablePPO trains on its easy
+``"train"`` split, else ``train``.
 """
 
 from __future__ import annotations
@@ -22,32 +22,28 @@ from baselines.reference.policies import POLICIES
 ALGOS = (*POLICIES, "maskable_ppo")
 EASY = "easy"
 """The ``--split`` value that means each env's own easy evaluation split."""
-EASY_EVAL_SPLITS: tuple[str, ...] = ("easy_val", "easy")
-EASY_TRAIN_SPLITS: tuple[str, ...] = ("easy_train", "easy")
 
 
-def env_splits(env_id: str) -> tuple[str, ...]:
-    """The split names of a registered env (read from its class; nothing is built)."""
+def easy_split(env_id: str, role: str, fallback: str) -> str:
+    """The easy split a registered env's class declares for ``role`` (``"train"``, ``"val"``,
+    ``"test"``; its ``easy_splits``), else ``fallback``. Nothing is built."""
     import gymnasium as gym
     from gymnasium.envs.registration import load_env_creator
 
     import sdgym  # noqa: F401  (registers the env ids)
 
-    return tuple(getattr(load_env_creator(gym.spec(env_id).entry_point), "splits", ()))
-
-
-def _first_in(splits: Sequence[str], preferred: Sequence[str], fallback: str) -> str:
-    return next((s for s in preferred if s in splits), fallback)
+    declared = getattr(load_env_creator(gym.spec(env_id).entry_point), "easy_splits", {})
+    return next((split for split, its_role in declared.items() if its_role == role), fallback)
 
 
 def evaluation_split(split: str, env_id: str) -> str:
     """``split``, or for ``"easy"`` the env's easy evaluation split (see the module docstring)."""
-    return _first_in(env_splits(env_id), EASY_EVAL_SPLITS, "test") if split == EASY else split
+    return easy_split(env_id, "val", "test") if split == EASY else split
 
 
 def ppo_train_split(env_id: str) -> str:
     """The split MaskablePPO trains on by default (see the module docstring)."""
-    return _first_in(env_splits(env_id), EASY_TRAIN_SPLITS, "train")
+    return easy_split(env_id, "train", "train")
 
 
 def make_policy(algo: str, env_id: str, env_kwargs: dict, ppo_timesteps: int = 20_000,

@@ -1,8 +1,9 @@
 """The benchmark run matrix: plan cells, run them resumably, never drop a failure silently.
 
 A cell is one (kind, env, method, seed): ``baseline`` (random / expert reference policies),
-``start`` (the SFT warm-start model evaluated before RL: a row of its own) or ``train`` (GRPO or a
-teacher head). Each finished cell writes ``cells/<key>/result.json`` atomically; a re-run skips
+``start`` (the SFT warm-start model evaluated before RL: a row of its own), ``premise`` (the warm
+start's teacher with each context kind against its student on the validation panel,
+:mod:`baselines.premise`; one per env) or ``train`` (GRPO or a teacher head). Each finished cell writes ``cells/<key>/result.json`` atomically; a re-run skips
 those. A cell that raises is retried ``retries`` times, then recorded in ``failure.json`` and
 reported as missing.
 
@@ -79,6 +80,14 @@ class BenchmarkPreset:
     """Per-env training preset overriding ``train_preset``."""
     seconds_per_cell: float = 60.0
     """Dry-run projection for cells not yet measured in the output folder."""
+    premise: bool = True
+    """Measure the teacher premise of each trained env (one ``premise`` cell per env: the warm
+    start's teacher with every context the preset's heads read, against its student)."""
+    premise_episodes: int | None = None
+    """Tasks of the premise's validation panel (``None``: the training preset's ``val_episodes``)."""
+    premise_pool_seeds: int = 3
+    """Student attempts per task that the ``sibling`` / ``hindsight`` contexts are made from
+    (a group of 4 has 3 other members)."""
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -173,10 +182,22 @@ def plan(preset: BenchmarkPreset) -> tuple[list[Cell], list[str]]:
         if env_id not in here:
             notes.append(f"{env_id}: not installed; its training cells are missing")
             continue
+        if preset.premise and _premise_contexts(preset):
+            cells.append(Cell("premise", env_id, "premise", 0))
         for seed in preset.seeds:
             cells.append(Cell("start", env_id, "sft-start", seed))
             cells += [Cell("train", env_id, method, seed) for method in preset.methods]
     return cells, notes
+
+
+def _premise_contexts(preset: BenchmarkPreset) -> list[str]:
+    """The context kinds the preset's heads read, in :data:`baselines.teacher.CONTEXT_KINDS`
+    order."""
+    from baselines.teacher import CONTEXT_KINDS
+    from benchmarks.protocol.premise import context_heads
+
+    used = context_heads(preset.methods)
+    return [context for context in CONTEXT_KINDS if context in used]
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -195,16 +216,17 @@ def train_overrides(preset: BenchmarkPreset, env_id: str) -> dict[str, Any]:
 
 
 def cell_config(cell: Cell, preset: BenchmarkPreset, out: Path) -> TrainConfig:
-    """The training config of a ``start`` or ``train`` cell (a start cell trains 0 steps)."""
+    """The training config of a ``start``, ``premise`` or ``train`` cell (the first two train 0
+    steps)."""
     from baselines.config import load_preset
 
     settings = {f"env_kwargs.{key}": value
                 for key, value in preset.env_kwargs.get(cell.env_id, {}).items()}
     config = load_preset(preset.train_presets.get(cell.env_id, preset.train_preset), settings,
                          env_id=cell.env_id,
-                         method="grpo" if cell.kind == "start" else cell.method, seed=cell.seed,
+                         method=cell.method if cell.kind == "train" else "grpo", seed=cell.seed,
                          out_dir=str(out / "runs" / cell.key), **train_overrides(preset, cell.env_id))
-    if cell.kind == "start":
+    if cell.kind != "train":
         config.steps = 0
     return config
 
@@ -222,6 +244,19 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
             episodes=preset.baseline_episodes_per_env.get(cell.env_id, preset.baseline_episodes),
             seeds=range(preset.baseline_seeds),
             ppo_timesteps=preset.ppo_timesteps_per_env.get(cell.env_id, preset.ppo_timesteps))
+    elif cell.kind == "premise":
+        from baselines.premise import measure_premise
+        from baselines.trainer import Trainer
+
+        config = cell_config(cell, preset, out)
+        trainer = Trainer(config, resume=True)
+        try:
+            record = measure_premise(trainer, _premise_contexts(preset),
+                                     pool_seeds=preset.premise_pool_seeds,
+                                     episodes=preset.premise_episodes)
+        finally:
+            trainer.close()
+        record.update(model_name=config.model.name, val_episodes=config.evaluation.val_episodes)
     else:
         from baselines.trainer import Trainer
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from baselines.metrics import largest_drop
+from benchmarks.protocol.premise import PREMISE_KIND, premise_table_lines, unmet_heads
 from benchmarks.protocol.statistics import (
     Comparison,
     Interval,
@@ -261,8 +262,12 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
     a :data:`COST_MEASURES` key (default :func:`default_cost_measure`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    key = cost_measure or default_cost_measure(result["records"])
-    table = summarise(result["records"], key)
+    premises = {r["env_id"]: r for r in result["records"] if r.get("kind") == PREMISE_KIND}
+    records = [r for r in result["records"] if r.get("kind") != PREMISE_KIND]
+    key = cost_measure or default_cost_measure(records)
+    table = summarise(records, key)
+    methods = sorted({r["method"] for r in records if r.get("kind") == "train"})
+    unmet = unmet_heads(premises.values(), methods)
     compared = comparisons(table)
     by_method = {(c.env_id, c.method): c for c in compared}
     measure = COST_MEASURES[key][0]
@@ -290,16 +295,19 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
         for method in order:
             row = rows[method]
             c = by_method.get((env_id, method))
+            name = f"{method} (premise not met)" if (env_id, method) in unmet else method
             shape = (f"{row['seeds']} × {row['tasks']} × {row['rollouts']}"
                      if row["tasks"] else f"{row['seeds']} × ? × ?")
             lines.append(
-                f"| {method} | {row['kind']} | {row['model']} | {shape} | "
+                f"| {name} | {row['kind']} | {row['model']} | {shape} | "
                 f"{_fmt_interval(row['final'])} | {_fmt_interval(row['iqm'])} | "
                 f"{_fmt_interval(c.difference, signed=True) if c else '–'} | "
                 f"{_fmt_interval(c.improvement) if c else '–'} | {_fmt_interval(row['auc'])} | "
                 f"{_fmt(row['largest_drop'], 2)} | {_fmt_cost(row['cost'])} | "
                 f"{_fmt(row['cost_ratio'], 2)} | {_other_ratios(row, key)} |")
         lines.append("")
+        if env_id in premises:
+            lines += premise_table_lines(premises[env_id], methods)
     missing = result.get("failures", []) + [{"cell": n, "error": ""} for n in result.get("notes", [])]
     lines += ["## Missing", ""]
     lines += [f"- {m['cell']} {m['error']}".rstrip() for m in missing] or ["- nothing: every planned cell finished"]

@@ -58,11 +58,11 @@ def test_easy_splits_per_env() -> None:
     assert evaluation_split("val", "sdgym/WebShop-v0") == "val"
     assert ppo_train_split("sdgym/WebShop-v0") == "easy_train"
     if "sdgym/ALFWorld-v0" in AVAILABLE_IDS:
-        assert evaluation_split("easy", "sdgym/ALFWorld-v0") == ppo_train_split(
-            "sdgym/ALFWorld-v0") == "easy"
+        assert evaluation_split("easy", "sdgym/ALFWorld-v0") == "easy_val"
+        assert ppo_train_split("sdgym/ALFWorld-v0") == "easy_train"
     if "sdgym/ScienceWorld-v0" in AVAILABLE_IDS:
-        assert evaluation_split("easy", "sdgym/ScienceWorld-v0") == "test"
-        assert ppo_train_split("sdgym/ScienceWorld-v0") == "train"
+        assert evaluation_split("easy", "sdgym/ScienceWorld-v0") == "easy_val"
+        assert ppo_train_split("sdgym/ScienceWorld-v0") == "easy_train"
 
 
 @pytest.mark.parametrize("env_id", [

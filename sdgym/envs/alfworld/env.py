@@ -28,7 +28,9 @@ Kwargs of ``gym.make``:
     privileged, render_mode: see :class:`~sdgym.core.TextEnv`.
 
 Splits: ``train`` (3600), ``val_seen``/``val`` (140), ``val_unseen``/``test`` (134, held-out
-floor plans), ``easy`` (600, small rooms). Reward: 1 when the task is won (the episode ends).
+floor plans), ``easy`` (600, small rooms), and the easy curriculum ``easy_train`` (1200) /
+``easy_val`` (240) / ``easy_test`` (240): the two short task types in small rooms, on pairwise
+disjoint floor plans (:mod:`.splits`). Reward: 1 when the task is won (the episode ends).
 
 Info: DESIGN.md §2 public keys; ``task_id`` is ``alfworld/<split>/<index>-<hash>``.
 ``info["privileged"]``: ``goal`` (``task_type`` and ``pddl_params``: ``object_target``,
@@ -49,7 +51,13 @@ from sdgym.envs.alfworld.expert import Expert
 from sdgym.envs.alfworld.game_io import GameFiles, read_game
 from sdgym.envs.alfworld.generator import load_generated
 from sdgym.envs.alfworld.skills import SKILLS
-from sdgym.envs.alfworld.splits import ALIASES, SPLITS, canonical_split, split_config
+from sdgym.envs.alfworld.splits import (
+    ALIASES,
+    EASY_SPLITS,
+    SPLITS,
+    canonical_split,
+    split_config,
+)
 
 
 class ALFWorldEnv(TextEnv):
@@ -59,6 +67,7 @@ class ALFWorldEnv(TextEnv):
     skills: ClassVar[dict[str, str]] = SKILLS
 
     splits: ClassVar[tuple[str, ...]] = (*SPLITS, *ALIASES)
+    easy_splits: ClassVar[dict[str, str]] = EASY_SPLITS
 
     def __init__(
         self,

@@ -8,9 +8,19 @@ split (aliases)           tasks   floor plans and rooms
 ``val_unseen`` (``test``)  134    12 held-out floor plans (3 per room kind)
 ``easy``                   600    seen floor plans reduced to <= 6 receptacles, few
                                   distractors (a curriculum split)
+``easy_train``            1200    the two short task types in small rooms, on the seen
+                                  floor plans less the 12 of ``easy_val``
+``easy_val``               240    the same, on 12 seen floor plans ``easy_train`` never
+                                  uses (:data:`EASY_VAL_FLOOR_PLANS`)
+``easy_test``              240    the same, on the 12 held-out floor plans of ``test``
 ========================  ======  ==================================================
 
-Task types cycle through the six ALFWorld types (``index % 6``), so every split is balanced.
+Task types cycle through the split's task types (``index % len(task_types)``: the six ALFWorld
+types, or for the ``easy_*`` splits the two whose expert plans are shortest,
+:data:`SHORT_TASK_TYPES`), so every split is balanced. The three ``easy_*`` splits draw from
+pairwise disjoint floor plans, so no game (a floor plan's room with its objects) is in two of
+them; the env declares them as its easy train / val / test splits
+(:attr:`ALFWorldEnv.easy_splits`).
 Room size ``"small"`` (:data:`ROOM_SIZES`) keeps every split's floor plans and task types but
 reduces its rooms as ``easy`` does: games that generate in under a second, for tests.
 A :class:`TaskSpec` is a pure function of ``(split, index, size)`` and the generator version.
@@ -34,6 +44,24 @@ UNSEEN_FLOOR_PLANS: frozenset[int] = frozenset(
 )
 """Floor plans held out for ``val_unseen``/``test``."""
 
+EASY_VAL_FLOOR_PLANS: frozenset[int] = frozenset(
+    {5, 15, 25, 205, 215, 225, 305, 315, 325, 405, 415, 425}
+)
+"""Seen floor plans (3 per room kind) that ``easy_val`` draws from and ``easy_train`` never does."""
+
+SHORT_TASK_TYPES: tuple[str, ...] = ("pick_and_place_simple", "look_at_obj_in_light")
+"""The task types of the ``easy_*`` splits: 4-8 expert steps in small rooms (the other four add
+a cleaning/heating/cooling step or a second object)."""
+
+FLOOR_PLAN_POOLS: dict[str, frozenset[int] | None] = {
+    "seen": None,
+    "unseen": UNSEEN_FLOOR_PLANS,
+    "seen_less_easy_val": None,
+    "easy_val": EASY_VAL_FLOOR_PLANS,
+}
+"""Floor-plan pools by name: an explicit set, or ``None`` for every plan not held out (``seen``:
+all but :data:`UNSEEN_FLOOR_PLANS`; ``seen_less_easy_val``: also less :data:`EASY_VAL_FLOOR_PLANS`)."""
+
 ALIASES: dict[str, str] = {"val": "val_seen", "test": "val_unseen"}
 """DESIGN.md split names -> ALFWorld split names."""
 
@@ -43,20 +71,30 @@ class SplitConfig:
     """How one split draws its tasks."""
 
     size: int
-    unseen: bool
+    floor_plans: str
+    """Which floor plans the split draws from: a key of :data:`FLOOR_PLAN_POOLS`."""
     max_receptacles: int | None = None
     max_distractor_types: int = 10
     max_instances: int = 2
+    task_types: tuple[str, ...] = TASK_TYPES
+    """Task types, cycled by task index."""
 
+
+_SMALL_ROOMS: dict[str, int] = {"max_receptacles": 6, "max_distractor_types": 3, "max_instances": 1}
 
 SPLITS: dict[str, SplitConfig] = {
-    "train": SplitConfig(3600, unseen=False),
-    "val_seen": SplitConfig(140, unseen=False),
-    "val_unseen": SplitConfig(134, unseen=True),
-    "easy": SplitConfig(
-        600, unseen=False, max_receptacles=6, max_distractor_types=3, max_instances=1
-    ),
+    "train": SplitConfig(3600, "seen"),
+    "val_seen": SplitConfig(140, "seen"),
+    "val_unseen": SplitConfig(134, "unseen"),
+    "easy": SplitConfig(600, "seen", **_SMALL_ROOMS),
+    "easy_train": SplitConfig(1200, "seen_less_easy_val", **_SMALL_ROOMS,
+                              task_types=SHORT_TASK_TYPES),
+    "easy_val": SplitConfig(240, "easy_val", **_SMALL_ROOMS, task_types=SHORT_TASK_TYPES),
+    "easy_test": SplitConfig(240, "unseen", **_SMALL_ROOMS, task_types=SHORT_TASK_TYPES),
 }
+
+EASY_SPLITS: dict[str, str] = {"easy_train": "train", "easy_val": "val", "easy_test": "test"}
+"""The easy curriculum splits and the role each plays (what the env declares as ``easy_splits``)."""
 
 
 ROOM_SIZES: tuple[str, ...] = ("full", "small")
@@ -69,7 +107,7 @@ def split_config(split: str, size: str = "full") -> SplitConfig:
     if size not in ROOM_SIZES:
         raise ValueError(f"unknown ALFWorld room size {size!r}; use one of {ROOM_SIZES}")
     if size == "small":
-        return replace(config, max_receptacles=6, max_distractor_types=3, max_instances=1)
+        return replace(config, **_SMALL_ROOMS)
     return config
 
 
@@ -100,8 +138,12 @@ def canonical_split(split: str) -> str:
 @cache
 def split_floor_plans(split: str) -> tuple[int, ...]:
     """Floor plans a split draws from."""
-    unseen = SPLITS[canonical_split(split)].unseen
-    return tuple(n for n in floor_plan_numbers() if (n in UNSEEN_FLOOR_PLANS) == unseen)
+    pool = SPLITS[canonical_split(split)].floor_plans
+    chosen = FLOOR_PLAN_POOLS[pool]
+    if chosen is not None:
+        return tuple(n for n in floor_plan_numbers() if n in chosen)
+    held_out = UNSEEN_FLOOR_PLANS | (EASY_VAL_FLOOR_PLANS if pool == "seen_less_easy_val" else set())
+    return tuple(n for n in floor_plan_numbers() if n not in held_out)
 
 
 def task_seed(split: str, index: int, attempt: int, size: str = "full") -> int:
@@ -118,7 +160,7 @@ def task_specs(split: str, index: int, size: str = "full") -> list[TaskSpec]:
     config = split_config(split, size)
     if not 0 <= index < config.size:
         raise IndexError(f"task index {index} out of range for split {split!r} ({config.size})")
-    task_type = TASK_TYPES[index % len(TASK_TYPES)]
+    task_type = config.task_types[index % len(config.task_types)]
     plans = split_floor_plans(split)
     specs = []
     for attempt in range(64):

@@ -3,7 +3,9 @@
 Tasks:
     A split (``train``/``val``/``test`` = upstream train/dev/test) lists ``(task, variation)`` pairs
     task-major (see :mod:`sdgym.envs.scienceworld.tasks`); ``task_names`` restricts the tasks.
-    ``task_id`` is ``"<task-name>/<variation>"`` and ``task_type`` the task name. Use
+    ``task_id`` is ``"<task-name>/<variation>"`` and ``task_type`` the task name. The easy
+    curriculum ``easy_train``/``easy_val``/``easy_test`` keeps the four *find* tasks of each split
+    (gold paths of 3-16 actions). Use
     :meth:`ScienceWorldEnv.task_index_of` to find the index of a given task and variation.
 
 Observations:
@@ -74,6 +76,8 @@ from sdgym.envs.scienceworld.simulator import (
 )
 from sdgym.envs.scienceworld.skills import SKILLS
 from sdgym.envs.scienceworld.tasks import (
+    EASY_SPLITS,
+    SPLITS,
     TaskCatalog,
     simplification_string,
     task_simplification_string,
@@ -105,6 +109,8 @@ class ScienceWorldEnv(TextEnv):
     agent_role: ClassVar[str] = "You are an agent doing a science experiment."
     history_window: ClassVar[int] = 5
     skills: ClassVar[dict[str, str]] = SKILLS
+    splits: ClassVar[tuple[str, ...]] = SPLITS
+    easy_splits: ClassVar[dict[str, str]] = EASY_SPLITS
 
     max_action_length: ClassVar[int] = 512
 

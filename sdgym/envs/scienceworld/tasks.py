@@ -10,6 +10,12 @@ sdgym names the splits ``train``/``val``/``test`` (upstream ``dev`` is ``val``).
 a split enumerates ``(task, variation)`` pairs task-major: tasks in the simulator's order, then
 variations in increasing order.
 
+The easy curriculum ``easy_train``/``easy_val``/``easy_test`` keeps, of ``train``/``val``/``test``,
+the variations of the four *find* tasks (:data:`EASY_TASKS`: find an animal, a living thing, a
+non-living thing or a plant, focus on it and move it to a box): their gold paths are 3-16
+actions, where the other tasks need 20-100. Being subsets of the upstream splits, they share no
+variation with each other.
+
 Example:
     >>> catalog = TaskCatalog(["boil", "melt"])
     >>> catalog.count("val"), catalog.pair("val", 0)
@@ -60,6 +66,15 @@ TASK_NAMES: tuple[str, ...] = tuple(TASK_VARIATIONS)
 
 SPLIT_TO_UPSTREAM: dict[str, str] = {"train": "train", "val": "dev", "test": "test"}
 """sdgym split name -> upstream split name."""
+
+EASY_TASKS: tuple[str, ...] = ("find-animal", "find-living-thing", "find-non-living-thing",
+                               "find-plant")
+"""Tasks of the easy curriculum splits (the shortest gold paths: 3-16 actions)."""
+
+EASY_SPLITS: dict[str, str] = {"easy_train": "train", "easy_val": "val", "easy_test": "test"}
+"""Each easy split and the sdgym split it is cut from (also the role it plays)."""
+
+SPLITS: tuple[str, ...] = (*SPLIT_TO_UPSTREAM, *EASY_SPLITS)
 
 SIMPLIFICATIONS: tuple[str, ...] = (
     "teleportAction",
@@ -159,8 +174,11 @@ class TaskCatalog:
         self.task_names: tuple[str, ...] = tuple(name for name in TASK_NAMES if name in chosen)
         self._variations: dict[str, list[list[int]]] = {}
         self._offsets: dict[str, list[int]] = {}
-        for split, upstream in SPLIT_TO_UPSTREAM.items():
-            lists = [upstream_splits(TASK_VARIATIONS[name])[upstream] for name in self.task_names]
+        for split in SPLITS:
+            source = EASY_SPLITS.get(split, split)
+            lists = [upstream_splits(TASK_VARIATIONS[name])[SPLIT_TO_UPSTREAM[source]]
+                     if source == split or name in EASY_TASKS else []
+                     for name in self.task_names]
             offsets = [0]
             for variations in lists:
                 offsets.append(offsets[-1] + len(variations))
@@ -169,11 +187,11 @@ class TaskCatalog:
 
     def count(self, split: str) -> int:
         """Number of ``(task, variation)`` pairs in ``split``."""
-        return self._offsets[split][-1]
+        return self._offsets[_known(split)][-1]
 
     def pair(self, split: str, index: int) -> tuple[str, int]:
         """The ``(task name, variation)`` at ``index`` of ``split``."""
-        offsets = self._offsets[split]
+        offsets = self._offsets[_known(split)]
         if not 0 <= index < offsets[-1]:
             raise IndexError(f"task index {index} out of range [0, {offsets[-1]}) for {split!r}")
         task = bisect.bisect_right(offsets, index) - 1
@@ -185,7 +203,7 @@ class TaskCatalog:
         if name not in self.task_names:
             raise ValueError(f"task {name!r} is not in this env's task_names")
         task = self.task_names.index(name)
-        variations = self._variations[split][task]
+        variations = self._variations[_known(split)][task]
         if variation is None:
             if not variations:
                 raise ValueError(f"task {name!r} has no variations in split {split!r}")
@@ -197,4 +215,10 @@ class TaskCatalog:
     def variations(self, split: str, task_name: str) -> list[int]:
         """Variations of ``task_name`` in ``split``."""
         name = resolve_task_name(task_name)
-        return list(self._variations[split][self.task_names.index(name)])
+        return list(self._variations[_known(split)][self.task_names.index(name)])
+
+
+def _known(split: str) -> str:
+    if split not in SPLITS:
+        raise ValueError(f"unknown ScienceWorld split {split!r}; use one of {list(SPLITS)}")
+    return split

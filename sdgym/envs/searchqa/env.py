@@ -67,6 +67,7 @@ class SearchQAEnv(TextEnv):
     skills: ClassVar[dict[str, str]] = SKILLS
 
     splits: ClassVar[tuple[str, ...]] = SPLITS
+    easy_splits: ClassVar[dict[str, str]] = {"easy_train": "train", "easy_val": "val"}
     native_action_tags: ClassVar[tuple[str, ...]] = ("search", "answer")
 
     def __init__(

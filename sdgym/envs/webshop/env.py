@@ -53,7 +53,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sdgym.core import EngineStep, InvalidAction, TextEnv
 from sdgym.envs.webshop.catalog import generated_shop
-from sdgym.envs.webshop.curriculum import EASY_SPLITS, easy_query, easy_splits
+from sdgym.envs.webshop.curriculum import EASY_SPLITS, easy_query
+from sdgym.envs.webshop.curriculum import easy_splits as easy_goal_splits
 from sdgym.envs.webshop.discrete_actions import discrete_actions
 from sdgym.envs.webshop.engine import ShopEngine
 from sdgym.envs.webshop.expert import Expert
@@ -78,6 +79,7 @@ class WebShopEnv(TextEnv):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
     splits: ClassVar[tuple[str, ...]] = ("train", "val", "test", *EASY_SPLITS)
+    easy_splits: ClassVar[dict[str, str]] = EASY_SPLITS
 
     def __init__(
         self,
@@ -135,7 +137,7 @@ class WebShopEnv(TextEnv):
         """The goals of ``split``, in task-index order (easy splits made on first use)."""
         if split in EASY_SPLITS:
             if self._easy is None:
-                self._easy = easy_splits(self.catalog, self.engine.index)
+                self._easy = easy_goal_splits(self.catalog, self.engine.index)
             return self._easy[split]
         return self.catalog.goals_by_split.get(split, [])
 

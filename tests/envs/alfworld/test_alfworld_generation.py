@@ -175,3 +175,26 @@ def test_generation_is_identical_in_a_process_with_another_hash_seed(tmp_path, m
     folder = game_folder("easy", 2)
     assert json.loads((folder / TRAJ_FILE).read_text())["sdgym"]["attempt"] == 2
     assert child.stdout == _digest(folder)
+
+
+def test_easy_splits_are_declared_on_the_env_and_draw_from_disjoint_floor_plans() -> None:
+    from sdgym.envs.alfworld.env import ALFWorldEnv
+    from sdgym.envs.alfworld.splits import (
+        EASY_SPLITS,
+        SHORT_TASK_TYPES,
+        UNSEEN_FLOOR_PLANS,
+        split_floor_plans,
+        task_specs,
+    )
+
+    assert ALFWorldEnv.easy_splits == EASY_SPLITS and set(EASY_SPLITS) <= set(ALFWorldEnv.splits)
+    plans = {split: set(split_floor_plans(split)) for split in EASY_SPLITS}
+    assert not plans["easy_train"] & plans["easy_val"]
+    assert not (plans["easy_train"] | plans["easy_val"]) & plans["easy_test"]
+    assert plans["easy_test"] == set(UNSEEN_FLOOR_PLANS) and len(plans["easy_val"]) == 12
+    for split in EASY_SPLITS:
+        specs = [task_specs(split, i)[0] for i in range(40)]
+        assert {s.task_type for s in specs} == set(SHORT_TASK_TYPES)
+        assert all(s.floor_plan in plans[split] and s.config.max_receptacles == 6 for s in specs)
+    # the older splits keep their draws (their games, cached by seed, do not change)
+    assert task_specs("train", 5)[0].task_type == "pick_two_obj_and_place"

@@ -65,3 +65,25 @@ def test_simplifications() -> None:
         simplification_string("easy,openDoors")
     with pytest.raises(ValueError):
         simplification_string("flyingAction")
+
+
+def test_easy_splits_keep_the_find_tasks_of_each_split_and_share_no_variation() -> None:
+    from sdgym.envs.scienceworld.env import ScienceWorldEnv
+    from sdgym.envs.scienceworld.tasks import EASY_SPLITS, EASY_TASKS
+
+    assert ScienceWorldEnv.easy_splits == EASY_SPLITS
+    assert set(EASY_SPLITS) <= set(ScienceWorldEnv.splits)
+    catalog = TaskCatalog()
+    pairs = {split: {catalog.pair(split, i) for i in range(catalog.count(split))}
+             for split in EASY_SPLITS}
+    for easy, source in EASY_SPLITS.items():
+        assert {task for task, _ in pairs[easy]} == set(EASY_TASKS)
+        assert pairs[easy] == {catalog.pair(source, i) for i in range(catalog.count(source))
+                               if catalog.pair(source, i)[0] in EASY_TASKS}
+    assert not pairs["easy_train"] & pairs["easy_val"]
+    assert not pairs["easy_train"] & pairs["easy_test"]
+    assert not pairs["easy_val"] & pairs["easy_test"]
+    assert [catalog.count(s) for s in EASY_SPLITS] == [600, 300, 300]
+    assert TaskCatalog(["boil"]).count("easy_train") == 0  # no find task chosen: empty
+    with pytest.raises(ValueError, match="unknown ScienceWorld split 'nope'"):
+        catalog.count("nope")
