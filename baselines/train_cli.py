@@ -84,7 +84,7 @@ def run_sft(args: argparse.Namespace) -> int:
     """Build (or reuse) the SFT warm start of the preset and print its folder."""
     import logging
 
-    from baselines.warm_start import warm_start
+    from baselines.warm_start import sft_cache_key, warm_start
 
     progress = logging.getLogger("sdgym.sft")
     progress.setLevel(logging.INFO)
@@ -105,7 +105,7 @@ def run_sft(args: argparse.Namespace) -> int:
         overrides = "".join(f" --set {pair}" for pair in args.set) + "".join(
             f" --set {path}={value!r}" for path, value in config_settings(args).items())
         command = f"sdgym sft --preset {args.preset}{overrides} --export {args.export}"
-        record = {"preset": args.preset, "command": command,
+        record = {"preset": args.preset, "command": command, "recipe_hash": sft_cache_key(config),
                   "config": config.to_dict(), "demonstrations": sft["demonstrations"],
                   "first_loss": sft["losses"][0], "last_loss": sum(last) / len(last)}
         print(f"exported (float16) to {export_warm_start(folder, Path(args.export), record)}")

@@ -84,8 +84,20 @@ def shipped_prompt_limits(model: str) -> dict[str, Any]:
     return dict(config.get("prompt", {}))
 
 
+def weights_digest(folder: Path) -> str:
+    """SHA-256 of a model folder's ``*.safetensors`` files (in name order)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for weights in sorted(Path(folder).glob("*.safetensors")):
+        digest.update(weights.read_bytes())
+    return digest.hexdigest()
+
+
 def export_warm_start(source: Path, target: Path, record: dict[str, Any]) -> Path:
     """Write the model in ``source`` to ``target`` as float16 plus ``record``, replacing ``target``.
+    The record gains ``weights_sha256`` (:func:`weights_digest` of the float16 weights written),
+    so a rebuild can be checked bit for bit.
 
     The folder is assembled beside ``target`` and moved into place, so an interrupted export
     never leaves a half-written warm start under the final name.
@@ -104,6 +116,7 @@ def export_warm_start(source: Path, target: Path, record: dict[str, Any]) -> Pat
         if "env_id" in config:  # the prompt format travels with the model (agents.prompt_format)
             limits = config.get("rollout", {}).get("prompt", config.get("prompt"))  # flat: old
             add_prompt_format(staging, config["env_id"], PromptLimits.from_dict(limits))
+        record = {**record, "weights_sha256": weights_digest(staging)}
         (staging / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n")
         for path in [staging, *staging.iterdir()]:  # mkdtemp's 0700 would follow the folder around
             path.chmod(0o755 if path.is_dir() else 0o644)

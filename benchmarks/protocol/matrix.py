@@ -150,15 +150,10 @@ def preset_fingerprint(preset: BenchmarkPreset) -> str:
 
 def shipped_weights_digest(model: str) -> str | None:
     """SHA-256 of a shipped warm start's weight files (``None`` for any other model name)."""
-    from agents.warm_starts import shipped_warm_starts
+    from agents.warm_starts import shipped_warm_starts, weights_digest
 
     folder = shipped_warm_starts().get(model)
-    if folder is None:
-        return None
-    digest = hashlib.sha256()
-    for weights in sorted(folder.glob("*.safetensors")):
-        digest.update(weights.read_bytes())
-    return digest.hexdigest()
+    return None if folder is None else weights_digest(folder)
 
 
 def installed_envs() -> set[str]:

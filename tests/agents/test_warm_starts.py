@@ -43,7 +43,9 @@ def test_resolve_model_maps_shipped_names_and_passes_others_through(tmp_path, mo
 SHIPPED = [("searchqa-easy-sft", "searchqa-warm-start", "sdgym/SearchQA-v0"),
            ("searchqa-hasty-sft", "searchqa-hasty-warm-start", "sdgym/SearchQA-v0"),
            ("webshop-easy-base", "webshop-base-warm-start", "sdgym/WebShop-v0"),
-           ("webshop-easy-sft", "webshop-warm-start", "sdgym/WebShop-v0")]
+           ("webshop-easy-sft", "webshop-warm-start", "sdgym/WebShop-v0"),
+           ("alfworld-easy-sft", "alfworld-warm-start", "sdgym/ALFWorld-v0"),
+           ("scienceworld-easy-sft", "scienceworld-warm-start", "sdgym/ScienceWorld-v0")]
 """Each shipped warm start, the preset that rebuilds it, and its env."""
 
 
@@ -54,7 +56,9 @@ def test_every_shipped_warm_start_has_a_recipe_here() -> None:
 @pytest.mark.parametrize(("name", "recipe", "env_id"), SHIPPED)
 def test_shipped_warm_start_loads_in_float32_with_its_recipe(name: str, recipe: str,
                                                             env_id: str) -> None:
+    from agents.warm_starts import weights_digest
     from baselines.config import from_dict, load_preset, sft_inputs
+    from baselines.warm_start import sft_cache_key
 
     record = warm_start_record(name)
     assert record["command"] == f"sdgym sft --preset {recipe} --export agents/warm_starts/{name}"
@@ -63,12 +67,16 @@ def test_shipped_warm_start_loads_in_float32_with_its_recipe(name: str, recipe: 
     # the preset still rebuilds what was shipped: same SFT inputs, same prompt limits
     assert sft_inputs(load_preset(recipe)) == sft_inputs(from_dict(record["config"]))
     assert shipped_prompt_limits(name) == load_preset(recipe).rollout.prompt
+    assert record["recipe_hash"] == sft_cache_key(load_preset(recipe))  # the recipe, hashed
+    assert record["weights_sha256"] == weights_digest(resolve_model(name))
     model, tokenizer = load_model(resolve_model(name))
     assert next(model.parameters()).dtype == torch.float32
     assert len(tokenizer) == model.config.vocab_size
 
 
 def test_export_writes_float16_and_replaces_the_target(tmp_path: Path) -> None:
+    from agents.warm_starts import weights_digest
+
     torch.set_num_threads(1)
     source = build_tiny_model(tmp_path / "source")
     target = tmp_path / "shipped" / "demo-sft"
@@ -76,7 +84,8 @@ def test_export_writes_float16_and_replaces_the_target(tmp_path: Path) -> None:
     (target / "stale.txt").write_text("from an older export")
     export_warm_start(source, target, {"command": "demo"})
     assert not (target / "stale.txt").exists()
-    assert json.loads((target / RECORD_FILE).read_text()) == {"command": "demo"}
+    assert json.loads((target / RECORD_FILE).read_text()) == {
+        "command": "demo", "weights_sha256": weights_digest(target)}
     assert [p.name for p in target.parent.iterdir()] == ["demo-sft"]  # no staging folder left
     original, tokenizer = load_model(source)
     exported, _ = load_model(target)
@@ -196,3 +205,19 @@ def test_webshop_warm_start_teachers_read_the_task_contexts_better_than_its_stud
     assert all("click[" in response for response in responses)
     for kind in ("privileged", "demonstration", "sibling"):
         assert teachers[kind] > student + 0.2, (kind, student, teachers[kind])
+
+
+@pytest.mark.parametrize(("model", "preset"), [("alfworld-easy-sft", "cpu-mini-alfworld"),
+                                               ("scienceworld-easy-sft", "cpu-mini-scienceworld")])
+def test_new_env_presets_use_their_warm_starts_prompt_limits_and_env(model: str, preset: str) -> None:
+    from baselines.config import load_preset
+    from benchmarks.protocol.matrix import load_benchmark_preset
+
+    recipe = warm_start_record(model)["config"]
+    train = load_preset(preset)
+    assert train.model.name == model and train.sft.steps == 0
+    assert train.rollout.prompt == recipe["rollout"]["prompt"]
+    assert train.env_kwargs == recipe["env_kwargs"] and train.train_split == recipe["train_split"]
+    assert train.evaluation.val_split == "easy_val" and train.evaluation.test_split == "easy_test"
+    bench = load_benchmark_preset(preset.replace("cpu-mini-", "cpu-"))
+    assert bench.env_kwargs[train.env_id] == recipe["env_kwargs"]  # the baselines' env too
