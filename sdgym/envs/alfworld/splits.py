@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import random
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -53,14 +54,13 @@ SHORT_TASK_TYPES: tuple[str, ...] = ("pick_and_place_simple", "look_at_obj_in_li
 """The task types of the ``easy_*`` splits: 4-8 expert steps in small rooms (the other four add
 a cleaning/heating/cooling step or a second object)."""
 
-FLOOR_PLAN_POOLS: dict[str, frozenset[int] | None] = {
-    "seen": None,
-    "unseen": UNSEEN_FLOOR_PLANS,
-    "seen_less_easy_val": None,
-    "easy_val": EASY_VAL_FLOOR_PLANS,
+FLOOR_PLAN_POOLS: dict[str, Callable[[int], bool]] = {
+    "seen": lambda n: n not in UNSEEN_FLOOR_PLANS,
+    "unseen": lambda n: n in UNSEEN_FLOOR_PLANS,
+    "seen_less_easy_val": lambda n: n not in UNSEEN_FLOOR_PLANS | EASY_VAL_FLOOR_PLANS,
+    "easy_val": lambda n: n in EASY_VAL_FLOOR_PLANS,
 }
-"""Floor-plan pools by name: an explicit set, or ``None`` for every plan not held out (``seen``:
-all but :data:`UNSEEN_FLOOR_PLANS`; ``seen_less_easy_val``: also less :data:`EASY_VAL_FLOOR_PLANS`)."""
+"""Floor-plan pools by name: whether a floor plan number belongs to the pool."""
 
 ALIASES: dict[str, str] = {"val": "val_seen", "test": "val_unseen"}
 """DESIGN.md split names -> ALFWorld split names."""
@@ -138,12 +138,8 @@ def canonical_split(split: str) -> str:
 @cache
 def split_floor_plans(split: str) -> tuple[int, ...]:
     """Floor plans a split draws from."""
-    pool = SPLITS[canonical_split(split)].floor_plans
-    chosen = FLOOR_PLAN_POOLS[pool]
-    if chosen is not None:
-        return tuple(n for n in floor_plan_numbers() if n in chosen)
-    held_out = UNSEEN_FLOOR_PLANS | (EASY_VAL_FLOOR_PLANS if pool == "seen_less_easy_val" else set())
-    return tuple(n for n in floor_plan_numbers() if n not in held_out)
+    in_pool = FLOOR_PLAN_POOLS[SPLITS[canonical_split(split)].floor_plans]
+    return tuple(n for n in floor_plan_numbers() if in_pool(n))
 
 
 def task_seed(split: str, index: int, attempt: int, size: str = "full") -> int:
