@@ -87,14 +87,15 @@ def premise_rows(record: dict[str, Any], methods: Iterable[str] = ()) -> list[Pr
 
 
 def unmet_heads(records: Iterable[dict[str, Any]], methods: Iterable[str]) -> set[tuple[str, str]]:
-    """``(env_id, method)`` of every head whose context's premise is not met on that env."""
+    """``(env_id, method)`` of every head whose context's premise was measured on that env and
+    is not met (a context no task had, e.g. ``sibling`` without a success, is "not measured")."""
     methods = list(methods)
     unmet = set()
     for record in records:
         if record.get("kind") != PREMISE_KIND:
             continue
         for row in premise_rows(record, methods):
-            if not row.met:
+            if row.difference is not None and not row.met:  # unmeasured: the table says so
                 unmet.update((record["env_id"], head) for head in row.heads)
     return unmet
 

@@ -1,0 +1,57 @@
+"""The premise table from hand-made paired records: met, not met, not measured, and the marks."""
+
+from __future__ import annotations
+
+from benchmarks.protocol.premise import premise_rows, premise_table_lines, unmet_heads
+from benchmarks.protocol.report import write_report
+
+
+def _outcomes(successes: dict[int, list[int]]) -> list[dict]:
+    return [{"task_index": t, "task_id": f"t{t}", "rollout_seed": s, "success": bool(v),
+             "score": float(v), "turns": 1}
+            for t, values in successes.items() for s, v in enumerate(values)]
+
+
+def _record(env_id: str = "sdgym/ALFWorld-v0") -> dict:
+    tasks = list(range(40))
+    student = {t: [t % 4 == 0, t % 5 == 0] for t in tasks}  # about 0.23
+    return {
+        "kind": "premise", "method": "premise", "env_id": env_id, "seed": 0, "split": "easy_val",
+        "tasks": tasks, "rollout_seeds": [0, 1], "student": {"outcomes": _outcomes(student)},
+        "contexts": {
+            "privileged": {"covered_tasks": tasks,  # wins everything the student did and more
+                           "outcomes": _outcomes({t: [True, t % 2 == 0] for t in tasks})},
+            "skills": {"covered_tasks": tasks, "outcomes": _outcomes(student)},  # no better
+            "sibling": {"covered_tasks": []},  # no pool success: nothing to measure
+        },
+    }
+
+
+def test_rows_pair_teacher_and_student_on_the_same_tasks() -> None:
+    rows = {r.context: r for r in premise_rows(_record(), ["opsd", "skill_sd", "sdpo"])}
+    privileged, skills, sibling = rows["privileged"], rows["skills"], rows["sibling"]
+    assert privileged.met and privileged.heads == ["opsd"] and privileged.tasks == 40
+    assert privileged.difference.point == privileged.teacher.point - privileged.student.point
+    assert privileged.difference.low > 0
+    assert not skills.met and skills.difference.point == 0 and "skill_sd" in skills.heads
+    assert not sibling.met and sibling.difference is None and sibling.heads == ["sdpo"]
+    lines = "\n".join(premise_table_lines(_record(), ["opsd", "skill_sd", "sdpo"]))
+    assert "| privileged | opsd | 40 of 40 |" in lines and "| met |" in lines
+    assert "**not met**" in lines and "not measured" in lines
+
+
+def test_heads_are_marked_only_where_a_measured_premise_fails() -> None:
+    unmet = unmet_heads([_record()], ["grpo", "opsd", "skill_sd", "sdpo"])
+    assert unmet == {("sdgym/ALFWorld-v0", "skill_sd")}
+
+
+def test_report_marks_the_head_and_shows_the_table(tmp_path) -> None:
+    def trained(method: str) -> dict:
+        return {"kind": "train", "env_id": "sdgym/ALFWorld-v0", "method": method, "seed": 0,
+                "outcomes": _outcomes({t: [1, 0] for t in range(10)}), "validation": [[0, 0.5]],
+                "auc": 0.5, "train_flops_estimate": 1.0}
+    result = {"records": [_record(), trained("grpo"), trained("skill_sd"), trained("opsd")],
+              "failures": [], "notes": [], "planned": 4}
+    text = write_report(result, tmp_path, "t").read_text()
+    assert "| skill_sd (premise not met) |" in text and "| opsd |" in text
+    assert "Teacher premise at step 0" in text and "| privileged | opsd |" in text
