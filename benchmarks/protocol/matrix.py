@@ -80,7 +80,7 @@ class BenchmarkPreset:
     """Per-env training preset overriding ``train_preset``."""
     seconds_per_cell: float = 60.0
     """Dry-run projection for cells not yet measured in the output folder."""
-    premise: bool = True
+    premise: bool = False
     """Measure the teacher premise of each trained env (one ``premise`` cell per env: the warm
     start's teacher with every context the preset's heads read, against its student)."""
     premise_episodes: int | None = None

@@ -47,11 +47,12 @@ class PremiseRow:
 
 def context_heads(methods: Iterable[str]) -> dict[str, list[str]]:
     """Context kind → the methods (of ``methods``) whose teacher reads it (the head registry)."""
-    from baselines.heads import make_head
+    from baselines.heads import available_heads, make_head
 
+    known = set(available_heads())
     heads: dict[str, list[str]] = defaultdict(list)
     for method in methods:
-        if method in ("grpo", "sft-start"):
+        if method not in known:  # grpo's no-teacher rows are registered; others are not heads
             continue
         head = make_head(method)
         if head.needs_teacher:

@@ -72,7 +72,10 @@ def test_sb3_check_env_passes_on_the_wrapped_env(env_id: str) -> None:
 
     from baselines.reference.maskable_ppo import make_discrete_env
 
-    env = make_discrete_env(env_id, FAST_KWARGS[env_id], ppo_train_split(env_id))
+    kwargs = dict(FAST_KWARGS[env_id])
+    if env_id == "sdgym/ScienceWorld-v0":  # its easy train split holds the find tasks only
+        kwargs["task_names"] = ["find-non-living-thing"]
+    env = make_discrete_env(env_id, kwargs, ppo_train_split(env_id))
     try:
         check_env(env, warn=False)
         env.reset(seed=0)
