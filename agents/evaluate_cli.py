@@ -100,6 +100,21 @@ def run(args: argparse.Namespace, temperature: float) -> int:
         return 1
 
 
+def checked_arguments(args: argparse.Namespace) -> tuple[str, Path]:
+    """The full env id and the trajectory file of ``args``, after the checks that need no model:
+    a one-line error for an unknown env or split, a count below 1 or an unwritable ``--out``."""
+    from sdgym.cli import check_at_least, check_writable
+    from sdgym.registration import entry_for, env_class
+
+    env_id = entry_for(args.env).env_id
+    env_class(env_id).check_split(args.split)
+    check_at_least("--episodes", args.episodes)
+    check_at_least("--seeds", args.seeds)
+    out = Path(args.out or f"runs/{args.command}-{env_id.split('/')[-1]}-{args.split}.jsonl")
+    check_writable(out, is_file=True)
+    return env_id, out
+
+
 def _run(args: argparse.Namespace, temperature: float) -> int:
     """Roll the policy out, print the summary, write the trajectories."""
     from rich.console import Console
@@ -109,15 +124,18 @@ def _run(args: argparse.Namespace, temperature: float) -> int:
     from agents.prompts import PromptLimits, student_messages
     from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine
     from agents.warm_starts import shipped_prompt_limits
+    from sdgym.cache import atomic_write_text
     from sdgym.cli import parse_env_kwargs
 
-    env_id = args.env if args.env.startswith("sdgym/") else f"sdgym/{args.env}"
+    env_id, out = checked_arguments(args)
+    env_kwargs = parse_env_kwargs(args.env_kwarg)
+    given_limits = parse_env_kwargs(args.prompt_limit, "--prompt-limit")
     backend, tokenizer = policy_backend(args)
     limits = dict(shipped_prompt_limits(args.model if args.backend == "hf" else args.tokenizer
                                         or args.model))
-    limits.update(parse_env_kwargs(args.prompt_limit))
+    limits.update(given_limits)
     engine = RolloutEngine(
-        RolloutConfig(env_id, parse_env_kwargs(args.env_kwarg), args.episodes, 1,
+        RolloutConfig(env_id, env_kwargs, args.episodes, 1,
                       hide_privileged=True, prompt_limits=PromptLimits.from_dict(limits)),
         backend, lambda messages: render_chat(tokenizer, messages))
     temperature = temperature if args.temperature is None else args.temperature
@@ -142,10 +160,7 @@ def _run(args: argparse.Namespace, temperature: float) -> int:
     finally:
         engine.close()
     success, score = result.success_per_seed, result.score_per_seed
-    out = Path(args.out or f"runs/{args.command}-{env_id.split('/')[-1]}-{args.split}.jsonl")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(r) + "\n" for r in records)
+    atomic_write_text(out, "".join(json.dumps(r) + "\n" for r in records))  # never half a file
     std = statistics.pstdev(success) if len(success) > 1 else 0.0
     Console().print(f"{env_id} {args.split}: success {statistics.fmean(success):.3f} ± {std:.3f}, "
                     f"score {statistics.fmean(score):.3f} over {args.seeds} seeds × "

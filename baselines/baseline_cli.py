@@ -47,6 +47,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. SearchQA-v0:size=tiny")
 
 
+def check_inputs(args: argparse.Namespace, env_ids: list[str], split: str) -> None:
+    """One-line errors, before MaskablePPO trains: a split an env lacks (``--split``,
+    ``--ppo-split``), fewer than one episode or seed, an ``--out`` that cannot be made."""
+    from baselines.reference.run import evaluation_split
+    from sdgym.cli import check_at_least, check_writable
+    from sdgym.registration import env_class
+
+    for env_id in env_ids:
+        for name in (evaluation_split(split, env_id), args.ppo_split):
+            if name is not None:
+                env_class(env_id).check_split(name)
+    check_at_least("--episodes", args.episodes)
+    check_at_least("--seeds", args.seeds)
+    check_writable(args.out or "reports/baselines")
+
+
 def run_policies(args: argparse.Namespace) -> int:
     """Evaluate each requested policy on each requested env and write ``results.jsonl``."""
     from rich.console import Console
@@ -66,6 +82,7 @@ def run_policies(args: argparse.Namespace) -> int:
     if missing:
         raise ValueError(f"not installed or unknown: {missing}; installed: {available}")
     split = args.split or "test"
+    check_inputs(args, env_ids, split)
     out = Path(args.out or "reports/baselines")
     out.mkdir(parents=True, exist_ok=True)
     console = Console()

@@ -3,7 +3,8 @@
 A checkpoint is a folder ``step-<n>`` written to a temporary sibling and renamed into place, with
 a manifest of its files' SHA-256 digests (:mod:`sdgym.cache`), and ``latest.json`` is a small
 JSON file replaced atomically (``os.replace``) after the folder exists, so a kill at any moment
-leaves the previous complete checkpoint as the latest one.
+leaves the previous complete checkpoint as the latest one. A full disk raises
+:class:`sdgym.cache.DiskFullError` naming the file, with the previous checkpoint the latest.
 
 Loading checks the digests: a checkpoint that is missing, truncated, empty or changed on disk is
 skipped with a one-line warning naming it, and the newest intact earlier one is used; when none
@@ -23,7 +24,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from sdgym.cache import atomic_directory, atomic_write_text, entry_problem, remove_stale_staging
+from sdgym.cache import (
+    atomic_directory,
+    atomic_write_text,
+    entry_problem,
+    naming_full_disk,
+    remove_stale_staging,
+)
 
 LATEST = "latest.json"
 STATE = "state.pt"
@@ -77,7 +84,10 @@ def save_checkpoint(run_dir: str | Path, step: int, state: dict[str, Any], keep:
     _remove_staging(checkpoints)
     target = checkpoints / f"step-{step:06d}"
     with atomic_directory(target) as staging:
-        torch.save(state, staging / STATE)
+        # through a Python file: a full disk is then OSError(ENOSPC), not torch's opaque
+        # RuntimeError("unexpected pos ...") of its own writer
+        with naming_full_disk(target / STATE), (staging / STATE).open("wb") as handle:
+            torch.save(state, handle)
         if shards is not None:
             shutil.move(str(shards), str(staging / SHARDS))
     manifest = json.loads((target / ".manifest.json").read_text())

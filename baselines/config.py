@@ -445,11 +445,14 @@ def from_dict(values: dict[str, Any]) -> TrainConfig:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """The TOML document in ``path``; ValueError naming the file when it is not valid TOML."""
+    """The TOML document in ``path``; ValueError naming the file when it is not valid TOML or
+    cannot be read."""
     try:
         return tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: invalid TOML ({error})") from None
+    except OSError as error:  # a folder, or a file this process may not read
+        raise ValueError(f"{path}: cannot read it ({error.strerror})") from None
 
 
 def preset_path(name: str, directory: Path, kind: str, suffix: str = "") -> Path:
@@ -462,9 +465,12 @@ def preset_path(name: str, directory: Path, kind: str, suffix: str = "") -> Path
         path = directory / f"{name}.toml"
         if not path.exists() and suffix and not name.endswith(suffix):
             path = directory / f"{name}{suffix}.toml"
+    kind_text = "" if kind == "training" else f"{kind} "
+    if Path(name).is_dir() and not path.is_file():
+        raise ValueError(f"{kind_text}preset {name!r} is a folder: give a preset name or a "
+                         "TOML file")
     if not path.exists():
         available = sorted(p.stem for p in directory.glob("*.toml"))
-        kind_text = "" if kind == "training" else f"{kind} "
         raise ValueError(f"unknown {kind_text}preset {name!r}; available: {available}")
     return path
 

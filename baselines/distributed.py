@@ -154,6 +154,21 @@ class DataParallel:
         return torch.device("cpu")
 
 
+def check_device(device: str, option: str = "infra.device") -> None:
+    """ValueError naming ``option`` and ``device`` unless it is ``cpu`` or a CUDA device this
+    machine has (checked before a run sets anything up; counts the GPUs, starts no CUDA context)."""
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError):
+        parsed = None
+    if parsed is None or parsed.type not in ("cpu", "cuda"):
+        raise ValueError(f"{option} {device!r}: a run trains on cpu, cuda or cuda:N")
+    count = torch.cuda.device_count() if parsed.type == "cuda" else 0
+    if parsed.type == "cuda" and (parsed.index or 0) >= count:
+        present = f"CUDA devices cuda:0..cuda:{count - 1}" if count else "no CUDA device"
+        raise ValueError(f"{option} {device!r}: this machine has {present}")
+
+
 def from_environment(device: str = "cpu") -> DataParallel:
     """The data-parallel group ``torchrun`` describes (``RANK``/``WORLD_SIZE``), joined if needed.
 

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sdgym.cache import append_whole, atomic_write_text
+
 METRICS_FILE = "metrics.jsonl"
 
 TAG_GROUPS: tuple[str, ...] = ("train", "val", "cost", "head")
@@ -106,8 +108,7 @@ class RunLog:
         return SummaryWriter(str(run_dir / "tensorboard"))
 
     def _write(self, record: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, default=float) + "\n")
+        append_whole(self.path, (json.dumps(record, default=float) + "\n").encode("utf-8"))
 
     def step(self, step: int, metrics: dict[str, Any]) -> None:
         """Log one step's metrics."""
@@ -135,7 +136,7 @@ class RunLog:
             return
         kept = [line for line in self.path.read_text().splitlines()
                 if line and json.loads(line).get("step", -1) <= step]
-        self.path.write_text("".join(line + "\n" for line in kept))
+        atomic_write_text(self.path, "".join(line + "\n" for line in kept))
 
     def close(self) -> None:
         """Close the progress bar and TensorBoard writer."""

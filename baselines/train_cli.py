@@ -9,6 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from baselines.config import TrainConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +50,7 @@ def _config(args: argparse.Namespace, check_model: bool = True):
     from sdgym.cli import parse_env_kwargs
     from sdgym.registration import entry_for
 
-    settings = parse_env_kwargs(args.set)
+    settings = parse_env_kwargs(args.set, "--set")
     for key in settings:
         old = key.split(".", 1)[0]
         if "." not in key and old in LEGACY_NAMES and old != "model":
@@ -68,11 +72,11 @@ def dry_run(args: argparse.Namespace) -> int:
     import os
 
     from baselines.memory_plan import fit_advice, plan_memory
+    from sdgym.cli import check_at_least
 
     config = _config(args, check_model=False)  # the plan needs the model's config, not weights
     gpus = args.gpus or int(os.environ.get("WORLD_SIZE", "1"))
-    if gpus < 1:
-        raise ValueError(f"--gpus must be >= 1, got {gpus}")
+    check_at_least("--gpus", gpus)
     print(plan_memory(config, gpus).table())
     advice = fit_advice(config, gpus)
     if advice:
@@ -112,16 +116,30 @@ def run_sft(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_resumable(config: TrainConfig, resume: bool) -> None:
+    """With ``--resume``, ValueError unless the run folder exists (else a mistyped ``--out``,
+    ``--env``, ``--method`` or ``--seed`` would silently start a new run)."""
+    if resume and not config.run_dir().is_dir():
+        raise ValueError(f"--resume: no run to resume at {config.run_dir()} (no such folder); "
+                         "check --out, --env, --method and --seed, or drop --resume")
+
+
 def run(args: argparse.Namespace) -> int:
     """Train, evaluate on the test split, print the summary."""
+    from baselines.distributed import check_device
     from baselines.heads import available_heads
     from baselines.trainer import Trainer
+    from sdgym.cache import atomic_write_text
+    from sdgym.cli import check_writable
 
     if args.method not in available_heads():
         raise ValueError(f"unknown --method {args.method!r}; choose from {available_heads()}")
     if args.dry_run:
         return dry_run(args)
+    check_writable(args.out)
     config = _config(args)
+    check_device(config.infra.device)
+    check_resumable(config, args.resume)
     trainer = Trainer(config, resume=args.resume, progress=True)
     main = trainer.parallel.is_main  # under torchrun only rank 0 evaluates and reports
     try:
@@ -129,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.no_eval and (main or trainer.sharded):  # sharded: all ranks join the gather
             summary["test"] = trainer.evaluate()
             if main:
-                (trainer.run_dir / "summary.json").write_text(
-                    json.dumps(summary, indent=2, default=str))
+                atomic_write_text(trainer.run_dir / "summary.json",
+                                  json.dumps(summary, indent=2, default=str))
     finally:
         trainer.close()
     if not main:

@@ -63,9 +63,13 @@ from baselines.teacher import (
     turn_teacher_messages,
 )
 from baselines.warm_start import warm_start
+from sdgym.cache import atomic_write_text
 
 RESUME_MAY_CHANGE = ("steps", "infra.wandb_project", "infra.wandb_mode")
 """Options a resumed run may set differently from the run it continues."""
+
+RUN_LOCATION = ("out_dir",)
+"""Where the run lives, not how it trains: a moved or copied run folder resumes from its new place."""
 
 
 def run_folder_config(config: TrainConfig, head: TeacherHead) -> dict[str, Any]:
@@ -85,8 +89,8 @@ def check_resume_settings(config: TrainConfig, run_dir: Path) -> None:
     before = flat_settings(json.loads(recorded.read_text()))
     head = make_head(config.method, **config.head).config()  # compared as recorded
     now = flat_settings(json.loads(json.dumps({**config.to_dict(), "head": head}, default=str)))
-    changed = sorted(k for k in now if k not in RESUME_MAY_CHANGE and k in before
-                     and before[k] != now[k])
+    changed = sorted(k for k in now if k not in RESUME_MAY_CHANGE + RUN_LOCATION
+                     and k in before and before[k] != now[k])
     if changed:
         detail = ", ".join(f"{k}: {before[k]!r} -> {now[k]!r}" for k in changed)
         raise ValueError(f"cannot --resume {run_dir} with other settings ({detail}); resume with "
@@ -164,7 +168,7 @@ class Trainer:
         self.step = 0
         self.validation: list[tuple[int, float]] = []
         if main:
-            (self.run_dir / "config.json").write_text(json.dumps(
+            atomic_write_text(self.run_dir / "config.json", json.dumps(
                 run_folder_config(config, self.head), indent=2, default=str))
         if resume:
             self._restore()
@@ -448,7 +452,8 @@ class Trainer:
             "head": self.head.config(),
         }
         if self.parallel.is_main:
-            (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+            atomic_write_text(self.run_dir / "summary.json",
+                              json.dumps(summary, indent=2, default=str))
         return summary
 
     # ------------------------------------------------------------ checkpoints

@@ -6,11 +6,15 @@ its files' sizes and SHA-256 digests, and renamed into place. A reader calls
 :func:`usable_entry`, which checks the manifest and removes (with a warning naming the folder) an
 entry whose files were torn or changed, so the caller rebuilds it. Staging folders of writers that
 were killed are removed by the next writer of the same entry.
+
+A write that runs out of disk space raises :class:`DiskFullError`: one line naming the file, and
+nothing replaced (a write goes to a temp sibling first, so the previous version stays whole).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -31,9 +35,58 @@ MANIFEST = ".manifest.json"
 STALE_FOREIGN_STAGING_SECONDS = 24 * 3600
 """A staging folder of another host (or of an old sdgym) is removed once this old."""
 
+FULL_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""``OSError`` numbers of a full disk (or a full quota, which looks the same to the user)."""
+
 _STAGING = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)@(?P<host>.+)-[^-]+$")
 _verified: set[tuple] = set()  # entries (with their files' sizes and mtimes) checked here
 log = logging.getLogger("sdgym.cache")
+
+
+class DiskFullError(OSError, ValueError):
+    """A write ran out of disk space; the message names the file in one line.
+
+    An ``OSError`` (``errno`` and ``filename`` set) for callers that handle I/O errors, and a
+    ``ValueError`` so the ``sdgym`` command prints it as its one ``error:`` line with exit code 2
+    (:func:`sdgym.cli.main`), where the raw error was a traceback from deep in ``torch.save``."""
+
+    def __init__(self, path: str | os.PathLike[str], number: int = errno.ENOSPC) -> None:
+        super().__init__(f"no space left on device writing {path}: nothing was replaced "
+                         "(the previous version, if any, is intact); free some space and re-run")
+        self.errno = number
+        self.filename = str(path)
+
+    def __str__(self) -> str:  # OSError's would be "[Errno 28] None: 'path'"
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[type, tuple[str, int]]:  # whole across processes (pickle)
+        return type(self), (self.filename, self.errno)
+
+
+def ran_out_of_disk(error: BaseException) -> bool:
+    """Whether ``error``, or an error it was raised from or during, is a full disk."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in FULL_DISK_ERRNOS:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+@contextlib.contextmanager
+def naming_full_disk(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Raise a full disk inside the block as :class:`DiskFullError` naming ``path`` (an inner
+    block's, naming a more precise file, passes through unchanged)."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except OSError as error:
+        if error.errno not in FULL_DISK_ERRNOS:
+            raise
+        raise DiskFullError(path, error.errno) from error
 
 
 DEFAULT_ROOT = "~/.cache/sdgym"
@@ -178,44 +231,68 @@ def remove_stale_staging(parent: Path, name: str | None = None) -> list[Path]:
 def atomic_directory(target: Path, replace: bool = True) -> Iterator[Path]:
     """Yield a staging dir beside ``target``; on success it gets a manifest and replaces
     ``target`` atomically (or, with ``replace=False``, is dropped when ``target`` appeared
-    meanwhile: another process finished first). Staging dirs of dead writers are removed."""
+    meanwhile: another process finished first). Staging dirs of dead writers are removed. A full
+    disk raises :class:`DiskFullError` naming ``target`` (or the file a nested
+    :func:`naming_full_disk` names) and leaves ``target`` as it was."""
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(target.parent, target.name)
     prefix = f".{target.name}.tmp-{os.getpid()}@{socket.gethostname()}-"
-    staging = Path(tempfile.mkdtemp(prefix=prefix, dir=target.parent))
-    try:
-        yield staging
-        write_manifest(staging)
-        if target.exists():
-            if not replace:
-                return
-            shutil.rmtree(target)
-        os.replace(staging, target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+    with naming_full_disk(target):
+        staging = Path(tempfile.mkdtemp(prefix=prefix, dir=target.parent))
+        try:
+            yield staging
+            write_manifest(staging)
+            if target.exists():
+                if not replace:
+                    return
+                shutil.rmtree(target)
+            os.replace(staging, target)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a sibling temp file and ``os.replace`` (never torn).
+    """Write ``data`` to ``path`` through a sibling temp file and ``os.replace`` (never torn;
+    a full disk raises :class:`DiskFullError` and leaves ``path`` as it was).
 
     The temp file's name is unique, so processes writing the same entry at once never mix bytes:
     the last ``os.replace`` wins with a whole file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, staging = tempfile.mkstemp(prefix=f".{path.name}.tmp-{os.getpid()}@{socket.gethostname()}-",
-                                      dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(staging, path)
-    finally:
-        if os.path.exists(staging):
-            os.unlink(staging)
+    with naming_full_disk(path):
+        handle, staging = tempfile.mkstemp(
+            prefix=f".{path.name}.tmp-{os.getpid()}@{socket.gethostname()}-", dir=path.parent)
+        try:
+            with open(handle, "wb") as stream:
+                stream.write(data)
+            os.replace(staging, path)
+        finally:
+            if os.path.exists(staging):
+                os.unlink(staging)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
     """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def append_whole(path: Path, data: bytes) -> None:
+    """Append ``data`` to ``path`` (created if missing) whole or not at all: a failed write (a
+    full disk raises :class:`DiskFullError`) cuts the file back to its old size, so a log of
+    JSON lines never ends in a torn line that would stop its next reader."""
+    with naming_full_disk(path):
+        handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            size = os.fstat(handle).st_size
+            try:
+                left = memoryview(data)
+                while left:
+                    left = left[os.write(handle, left):]
+            except OSError:
+                os.ftruncate(handle, size)
+                raise
+        finally:
+            os.close(handle)
 
 
 class CacheEntryWarning(UserWarning):

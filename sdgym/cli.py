@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -18,14 +20,15 @@ from sdgym.process_memory import keep_freed_memory
 from sdgym.registration import ENVIRONMENTS, EnvEntry, entry_for, implemented
 
 
-def parse_env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
+def parse_env_kwargs(pairs: Sequence[str], option: str = "--env-kwarg") -> dict[str, Any]:
     """``["size=tiny", "top_k=5"]`` → ``{"size": "tiny", "top_k": 5}`` (values as Python literals;
-    ``true``/``false`` as in TOML; anything else is a string)."""
+    ``true``/``false`` as in TOML; anything else is a string). A pair without ``KEY=`` is a
+    ValueError naming ``option``, the command-line option the pairs came from."""
     kwargs: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
-            raise SystemExit(f"error: --env-kwarg expects KEY=VALUE, got {pair!r}")
+            raise ValueError(f"{option} expects KEY=VALUE, got {pair!r}")
         try:
             value: Any = ast.literal_eval(raw)
         except (ValueError, SyntaxError):
@@ -34,11 +37,29 @@ def parse_env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
     return kwargs
 
 
-def _entry(env_id: str) -> EnvEntry:
+def check_at_least(option: str, value: int, bound: int = 1) -> None:
+    """ValueError naming ``option`` unless ``value >= bound``."""
+    if value < bound:
+        raise ValueError(f"{option} must be >= {bound}, got {value}")
+
+
+def check_writable(path: str | Path, option: str = "--out", is_file: bool = False) -> None:
+    """ValueError naming ``option`` and ``path`` unless this process can make ``path`` (a folder;
+    with ``is_file`` a file) or write in it: checked before any set-up work, creating nothing
+    (a temporary folder in the nearest existing ancestor comes and goes)."""
+    path = Path(path)
+    if is_file and path.is_dir():
+        raise ValueError(f"{option} {path} is a folder; give a file path")
+    existing = path.parent if is_file else path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{option} {path}: {existing} is a file, not a folder")
     try:
-        return entry_for(env_id)
-    except ValueError as error:
-        raise SystemExit(f"error: {error}") from None
+        tempfile.TemporaryDirectory(dir=existing).cleanup()
+    except OSError as error:
+        raise ValueError(f"{option} {path}: cannot make a folder in {existing} "
+                         f"({error.strerror})") from None
 
 
 def env_kwargs_for(entry: EnvEntry, pairs: Sequence[str]) -> dict[str, Any]:
@@ -123,7 +144,7 @@ def command_play(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     console = Console()
-    entry = _entry(args.env_id)
+    entry = entry_for(args.env_id)
     env = gym.make(entry.env_id, **parse_env_kwargs(args.env_kwarg))
     options: dict[str, Any] = {"split": args.split}
     if args.task_index is not None:
@@ -171,10 +192,11 @@ SERVABLE: tuple[str, ...] = ("webshop",)
 def command_serve(args: argparse.Namespace) -> int:
     """Serve an environment's web site on 127.0.0.1 (or ``--host``) until Ctrl-C (WebShop only)."""
     from sdgym.envs.webshop.server import check_host, check_port, serve_until_interrupted
-    from sdgym.envs.webshop.site import create_app, shop_engine
+    from sdgym.envs.webshop.site import check_split, create_app, shop_engine
 
     check_host(args.host, args.allow_remote)  # refuse before building the catalogue
     check_port(args.port)
+    check_split(args.split)
     engine, catalog = shop_engine(args.size, args.catalog_seed)
     app = create_app(engine, catalog.goals_by_split, default_split=args.split, seed=args.seed)
 

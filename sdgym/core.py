@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import unicodedata
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -99,6 +100,17 @@ def task_index_from_seed(seed: int, split: str, num_tasks: int) -> int:
     """Task index chosen by ``seed`` in ``split``: a pure, platform-independent function."""
     rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(split.encode())])
     return int(rng.integers(num_tasks))
+
+
+def reset_options(options: Any) -> dict[str, Any]:
+    """A copy of ``reset(options=...)``: a dict, or ``None`` for none; TypeError for anything else
+    (``options="train"`` would otherwise fail deep inside ``dict()``)."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError("reset options must be a dict such as {'split': 'test', 'task_index': 0}, "
+                        f"got {type(options).__name__} {options!r}")
+    return dict(options)
 
 
 def clean_action(action: Any, max_length: int) -> tuple[str | None, str | None]:
@@ -213,6 +225,13 @@ class TextEnv(gym.Env[str, str]):
         """Admissible commands computed on request; ``None``: not available."""
         return None
 
+    @classmethod
+    def check_split(cls, split: str) -> None:
+        """Raise ValueError naming ``split`` and this env's splits unless it is one of them
+        (a class method: a command checks its ``--split`` before it builds anything)."""
+        if split not in cls.splits:
+            raise ValueError(f"unknown split {split!r}; this env has {list(cls.splits)}")
+
     # ------------------------------------------------------------ gym API
     @property
     def split(self) -> str | None:
@@ -233,7 +252,7 @@ class TextEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         if self._closed:
             raise RuntimeError("this environment is closed; make a new one")
-        options = dict(options or {})
+        options = reset_options(options)
         split = options.pop("split", "train")
         task_index = options.pop("task_index", None)
         by_seed = options.pop("task_index_by_seed", None)
@@ -243,8 +262,7 @@ class TextEnv(gym.Env[str, str]):
             if seed is None or int(seed) not in by_seed:
                 raise ValueError(f"task_index_by_seed has no task for seed {seed!r}")
             task_index = by_seed[int(seed)]
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r}; this env has {list(self.splits)}")
+        self.check_split(split)
         num_tasks = self.task_count(split)
         if num_tasks <= 0:
             raise ValueError(f"split {split!r} has no tasks")

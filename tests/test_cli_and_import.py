@@ -40,8 +40,10 @@ def test_registration_ids_and_limits() -> None:
 def test_parse_env_kwargs() -> None:
     assert parse_env_kwargs(["size=tiny", "top_k=5", "x=[1, 2]"]) == {
         "size": "tiny", "top_k": 5, "x": [1, 2]}
-    with pytest.raises(SystemExit):
+    with pytest.raises(ValueError, match="--env-kwarg expects KEY=VALUE, got 'novalue'"):
         parse_env_kwargs(["novalue"])
+    with pytest.raises(ValueError, match="--set expects KEY=VALUE"):
+        parse_env_kwargs(["lr"], "--set")
 
 
 def test_list_counts_on_request_and_caches_them(capsys, monkeypatch) -> None:

@@ -30,6 +30,14 @@ def test_step_after_a_failed_first_reset_returns_an_observation(make_env) -> Non
     assert observation and info["action_valid"] is True  # a later reset works
 
 
+def test_reset_options_that_are_not_a_dict_are_named(make_env) -> None:
+    env = make_env()
+    with pytest.raises(TypeError, match="reset options must be a dict.*got str 'train'"):
+        env.reset(options="train")
+    observation, _ = env.reset(seed=0, options={"split": "train"})
+    assert observation  # the env is still usable
+
+
 def test_step_after_close_is_the_same_in_every_env(make_env) -> None:
     env = make_env()
     _, info = env.reset(seed=0)

@@ -8,19 +8,24 @@ from typing import Any
 import gymnasium as gym
 
 from agents.pools.base import EnvPoolSpec, PoolStep, info_at
+from sdgym.process_lifetime import tied_async_worker
 from sdgym.wrappers import HidePrivileged, TaggedActions
 
 
 def make_vector_env(spec: EnvPoolSpec, num_envs: int) -> gym.vector.VectorEnv:
-    """A Gymnasium vector env of ``num_envs`` sub-envs with text (tagged) actions."""
+    """A Gymnasium vector env of ``num_envs`` sub-envs with text (tagged) actions. In ``async``
+    mode each sub-env process is tied to this one (:mod:`sdgym.process_lifetime`): it ends when
+    this process dies, even by ``kill -9``, instead of running on as an orphan."""
     import sdgym  # noqa: F401  (registers the env ids, also inside a fresh worker process)
 
     wrappers: list[Callable[[gym.Env], gym.Env]] = [TaggedActions]
     if spec.hide_privileged:
         wrappers.insert(0, HidePrivileged)
+    mode = getattr(spec.vectorization_mode, "value", spec.vectorization_mode)  # str or VectorizeMode
+    tied = {"worker": tied_async_worker()} if mode == "async" else {}
     return gym.make_vec(spec.env_id, num_envs=num_envs,
-                        vectorization_mode=spec.vectorization_mode, wrappers=wrappers,
-                        **spec.env_kwargs)
+                        vectorization_mode=spec.vectorization_mode, vector_kwargs=tied,
+                        wrappers=wrappers, **spec.env_kwargs)
 
 
 class VectorEnvPool:

@@ -46,6 +46,7 @@ def run_table(args: argparse.Namespace) -> int:
     from benchmarks.protocol.baseline_table import baseline_table
     from benchmarks.protocol.matrix import load_benchmark_preset, plan, run_matrix
     from benchmarks.protocol.report import write_report
+    from sdgym.cache import atomic_write_text
 
     preset = load_benchmark_preset(args.preset)
     preset = replace(preset, envs=[], baseline_envs=args.env or preset.baseline_envs,
@@ -65,7 +66,7 @@ def run_table(args: argparse.Namespace) -> int:
     write_report(result, out, f"sdgym reference baselines — {preset.name}")
     missing = [f"{f['cell']}: {f['error']}" for f in result["failures"]] + result["notes"]
     table = baseline_table(result["records"], missing)
-    (out / "table.md").write_text(table)
+    atomic_write_text(out / "table.md", table)
     console.print(table, soft_wrap=True, markup=False)
     console.print(f"wrote {out / 'table.md'}, {out / 'report.md'}, {out / 'results.jsonl'}")
     return 1 if result["failures"] else 0

@@ -36,10 +36,15 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from benchmarks.protocol.matrix import load_benchmark_preset, plan, run_matrix
+    from benchmarks.protocol.process_dispatch import usable_cores
     from benchmarks.protocol.report import write_report
+    from sdgym.cli import check_at_least, check_writable
 
     preset = load_benchmark_preset(args.preset)
     out = Path(args.out or f"reports/{preset.name}")
+    check_writable(out)
+    jobs = usable_cores() if args.jobs is None else args.jobs
+    check_at_least("--jobs", jobs)
     out.mkdir(parents=True, exist_ok=True)
     console = Console()
     cells, notes = plan(preset)
@@ -67,11 +72,6 @@ def run(args: argparse.Namespace) -> int:
         from benchmarks.protocol.ray_dispatch import RayDispatch
 
         dispatch = RayDispatch(args.ray_address, args.ray_cpus_per_cell, args.ray_gpus_per_cell)
-    from benchmarks.protocol.process_dispatch import usable_cores
-
-    jobs = usable_cores() if args.jobs is None else args.jobs
-    if jobs < 1:
-        raise SystemExit(f"sdgym benchmark: --jobs must be >= 1, got {jobs}")
     result = run_matrix(preset, out, on_cell=lambda c, s: console.print(f"{s:>7}  {c.key}"),
                         dispatch=dispatch, jobs=jobs)
     report = write_report(result, out, f"sdgym benchmark — {preset.name}", args.cost_measure)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from baselines.config import preset_path, read_preset
 from baselines.typecheck import check_fields
-from sdgym.cache import atomic_write_text
+from sdgym.cache import atomic_write_text, ran_out_of_disk
 from sdgym.registration import ENVIRONMENTS, implemented
 
 if TYPE_CHECKING:
@@ -64,6 +64,12 @@ class BenchmarkPreset:
     baseline_episodes_per_env: dict[str, int] = field(default_factory=dict)
     """Per-env override of ``baseline_episodes`` (slow engines get fewer tasks per seed)."""
     retries: int = 1
+    """Attempts after a cell's first one raised (any error)."""
+    disk_full_retries: int = 4
+    """Further attempts after a cell ran out of disk space, waiting between them (a disk shared
+    with other jobs fills and frees in bursts); these do not use up ``retries``."""
+    disk_full_wait_seconds: float = 30.0
+    """The first wait before a disk-full retry; each further wait doubles it."""
     env_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per-env kwargs of every cell of that env, set over the training preset's ``env_kwargs``
     key by key (a key the benchmark does not name keeps the training preset's value)."""
@@ -125,6 +131,11 @@ class Cell:
         return f"{self.kind}-{self.env_id.split('/')[-1]}-{self.method}-seed{self.seed}"
 
 
+RUN_CONTROL_FIELDS = ("retries", "disk_full_retries", "disk_full_wait_seconds", "description")
+"""Preset fields that change how cells are run or described, not what they measure: left out of
+the fingerprint, so changing them re-runs nothing."""
+
+
 def preset_fingerprint(preset: BenchmarkPreset) -> str:
     """Hash of the benchmark preset, the training preset files it names and the weights of the
     shipped warm starts they start from: a finished cell whose record carries another
@@ -143,7 +154,9 @@ def preset_fingerprint(preset: BenchmarkPreset) -> str:
         train_files[name] = chain[0] if len(chain) == 1 else chain  # a base edited: re-run
         model = load_preset(name).model.name
         models[model] = shipped_weights_digest(model)
-    data = json.dumps([dataclasses.asdict(preset), train_files, models], sort_keys=True,
+    settings = {name: value for name, value in dataclasses.asdict(preset).items()
+                if name not in RUN_CONTROL_FIELDS}
+    data = json.dumps([settings, train_files, models], sort_keys=True,
                       default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
@@ -277,14 +290,22 @@ CellOutcome = tuple[dict[str, Any] | None, list[str]]
 
 def attempt_cell(cell: Cell, preset: BenchmarkPreset, out: Path,
                  runner: CellRunner = run_cell) -> CellOutcome:
-    """Run ``cell``, retrying ``preset.retries`` times when it raises."""
+    """Run ``cell``, retrying ``preset.retries`` times when it raises, and after a full disk
+    another ``preset.disk_full_retries`` times with a doubling wait in between."""
     errors = []
-    for _attempt in range(preset.retries + 1):
+    crashes = disk_fulls = 0
+    while True:
         try:
             return runner(cell, preset, out), errors
-        except Exception:  # a crashed cell is retried, then recorded, never dropped
+        except Exception as error:  # a crashed cell is retried, then recorded, never dropped
             errors.append(traceback.format_exc())
-    return None, errors
+            if ran_out_of_disk(error) and disk_fulls < preset.disk_full_retries:
+                time.sleep(preset.disk_full_wait_seconds * 2 ** disk_fulls)
+                disk_fulls += 1
+            elif crashes < preset.retries:
+                crashes += 1
+            else:
+                return None, errors
 
 
 def run_matrix(
@@ -342,7 +363,6 @@ def run_matrix(
         if on_cell:
             on_cell(cell, "done" if record is not None else "failed")
     records = [by_key[cell.key] for cell in cells if cell.key in by_key]
-    with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, default=str) + "\n")
+    atomic_write_text(out / "results.jsonl",
+                      "".join(json.dumps(record, default=str) + "\n" for record in records))
     return {"records": records, "failures": failures, "notes": notes, "planned": len(cells)}

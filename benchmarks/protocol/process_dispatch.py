@@ -9,7 +9,9 @@ time leaves one idle.
 Costs stay per process: a cell's CPU seconds (:mod:`baselines.cost`) are those of its worker while
 it runs only that cell, so cells run side by side keep valid cost ratios. The driver writes
 ``result.json`` / ``failure.json`` exactly as the one-after-another path does. A worker that dies
-(killed, out of memory) fails the cells it had not finished; a re-run resumes them.
+(killed, out of memory) fails the cells it had not finished; a re-run resumes them. Workers are
+tied to the driver (:mod:`sdgym.process_lifetime`): when the driver dies, even by ``kill -9``,
+they and what they started end within seconds instead of running on as orphans.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any
 
+from sdgym.process_lifetime import ParentTie, parent_tie, tie_to_parent
+
 
 def usable_cores() -> int:
     """CPU cores this process may run on (its affinity mask where the OS has one)."""
@@ -28,9 +32,10 @@ def usable_cores() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def _start_worker() -> None:
+def _start_worker(tie: ParentTie) -> None:
     from sdgym.process_memory import keep_freed_memory
 
+    tie_to_parent(tie)
     keep_freed_memory()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
@@ -50,7 +55,7 @@ def run_cells_in_processes(
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_worker)
+                               initializer=_start_worker, initargs=(parent_tie(),))
     try:
         futures: dict[Future, Any] = {
             pool.submit(attempt, cell, *args): cell for cell in cells}

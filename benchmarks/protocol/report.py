@@ -14,6 +14,7 @@ success vs cost with error bars, and a performance profile per env.
 
 from __future__ import annotations
 
+import io
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -36,6 +37,7 @@ from benchmarks.protocol.statistics import (
     score_matrix,
     seed_interval,
 )
+from sdgym.cache import atomic_write_bytes, atomic_write_text
 
 FLOP_MEASURE = "model FLOPs"
 CPU_MEASURE = "process CPU seconds"
@@ -317,7 +319,7 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
     plots = _plots(table, out)
     lines += [f"![{p.stem}]({p.name})" for p in plots]
     path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n")
+    atomic_write_text(path, "\n".join(lines) + "\n")  # a full disk keeps the last report whole
     return path
 
 
@@ -372,6 +374,8 @@ def _plots(table: dict[str, dict[str, dict[str, Any]]], out: Path) -> list[Path]
 
 def _save(figure: Any, path: Path, plt: Any) -> Path:
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    image = io.BytesIO()
+    figure.savefig(image, dpi=100, format="png")
     plt.close(figure)
+    atomic_write_bytes(path, image.getvalue())
     return path

@@ -8,6 +8,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from sdgym.cache import append_whole
 from sdgym.wrappers.hide_privileged import strip_privileged
 
 
@@ -58,7 +59,6 @@ class RecordEpisodes(gym.Wrapper):
             if terminated or truncated:
                 public = self._public(info)
                 self._episode.update(won=bool(public.get("won")), score=public.get("score"))
-                with self.path.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(self._episode, default=str) + "\n")
+                append_whole(self.path, (json.dumps(self._episode, default=str) + "\n").encode())
                 self._episode = None
         return observation, reward, terminated, truncated, info

@@ -224,3 +224,21 @@ def test_resume_under_other_settings_is_refused(tmp_path) -> None:
         Trainer(tiny_config(tmp_path, {"grpo.lr": 0.5}, steps=1), resume=True)
     assert (first.run_dir / "config.json").read_text() == recorded  # nothing rewritten
     check_resume_settings(tiny_config(tmp_path, steps=5), first.run_dir)  # more steps: fine
+
+
+def test_a_moved_run_folder_resumes_from_its_new_place(tmp_path) -> None:
+    """``out_dir`` says where a run lives, not how it trains: a run folder moved (or copied) to
+    another place resumes there, from its own checkpoint."""
+    import shutil
+
+    first = Trainer(tiny_config(tmp_path / "old", steps=1))
+    try:
+        first.fit()
+    finally:
+        first.close()
+    shutil.move(tmp_path / "old", tmp_path / "new")
+    moved = Trainer(tiny_config(tmp_path / "new", steps=2), resume=True)
+    try:
+        assert moved.step == 1 and moved.run_dir.is_relative_to(tmp_path / "new")
+    finally:
+        moved.close()

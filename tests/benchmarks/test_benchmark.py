@@ -45,6 +45,48 @@ def _fake_runner(cell, preset, out):
             "train_flops_estimate": 3.0e9 if cell.method == "sdar" else 2.0e9, "cell": cell.key}
 
 
+def test_a_cell_that_runs_out_of_disk_waits_and_retries_without_using_up_its_retries(
+        tmp_path, monkeypatch) -> None:
+    import errno
+
+    from benchmarks.protocol import matrix
+
+    waits: list[float] = []
+    monkeypatch.setattr(matrix.time, "sleep", waits.append)
+    preset = BenchmarkPreset(name="t", train_preset="cpu-smoke", envs=["sdgym/SearchQA-v0"],
+                             methods=["grpo"], seeds=[0], retries=0, disk_full_retries=3,
+                             disk_full_wait_seconds=5.0)
+    cell = plan(preset)[0][-1]
+    failures = iter([2, 1, 0])  # the disk frees after two bursts
+
+    def filling(cell, preset, out):
+        if next(failures):
+            try:  # as a copy of a planner library into /tmp failed: wrapped by the caller
+                raise OSError(errno.ENOSPC, "No space left on device", "libdownward.so")
+            except OSError as full:
+                raise RuntimeError("could not set up the planner") from full
+        return _fake_runner(cell, preset, out)
+
+    record, errors = matrix.attempt_cell(cell, preset, tmp_path, filling)
+    assert record is not None and record["cell"] == cell.key
+    assert waits == [5.0, 10.0] and len(errors) == 2  # doubling waits; retries=0 untouched
+    assert "No space left on device" in errors[0]
+
+    def always_full(cell, preset, out):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "x"))
+
+    waits.clear()
+    record, errors = matrix.attempt_cell(cell, preset, tmp_path, always_full)
+    assert record is None and len(errors) == 4 and waits == [5.0, 10.0, 20.0]
+
+    def crashing(cell, preset, out):
+        raise ValueError("a real bug")
+
+    waits.clear()
+    record, errors = matrix.attempt_cell(cell, preset, tmp_path, crashing)
+    assert record is None and len(errors) == 1 and waits == []  # no back-off for a bug
+
+
 def test_matrix_skips_finished_cells_and_records_failures(tmp_path) -> None:
     preset = BenchmarkPreset(name="t", train_preset="cpu-smoke", envs=["sdgym/SearchQA-v0"],
                              methods=["grpo", "sdar", "broken"], seeds=[0], retries=1)
@@ -300,3 +342,40 @@ def test_power_line_gives_each_setting_its_own_verdict() -> None:
     assert "WebShop-v0 ±0.080 / ±0.060 (not met)" in line
     [one] = power_lines({"sdgym/SearchQA-v0": table["sdgym/SearchQA-v0"]}, compared[:1])
     assert "targets met." in one and "per setting" not in one
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bench", ["cpu-alfworld", "cpu-scienceworld"])
+def test_reduced_new_env_bench_trains_heads_and_measures_their_premise(tmp_path, bench) -> None:
+    """The ALFWorld / ScienceWorld benchmark presets cut down (GRPO and one teacher head, one
+    seed, one step, tiny panels) but with their warm start, env settings, easy splits and premise
+    cell: every planned cell finishes, and the report has the trained rows, the premise table of
+    the context the head uses, and the RL-effect line."""
+    import dataclasses
+
+    full = load_benchmark_preset(bench)
+    assert full.premise and len(full.methods) == 12 and full.seeds == [0, 1, 2]
+    evaluation = {**full.train_overrides.get("evaluation", {}), "val_every": 1, "val_episodes": 2,
+                  "test_episodes": 2, "test_seeds": 1}
+    preset = dataclasses.replace(
+        full, methods=["grpo", "opid"], seeds=[0], baseline_episodes=2, baseline_seeds=1,
+        premise_episodes=2, premise_pool_seeds=1,
+        train_overrides={**full.train_overrides, "steps": 1, "evaluation": evaluation,
+                         "rollout": {"num_groups": 1, "group_size": 2}})
+    cells, _ = plan(preset)
+    assert sorted(c.kind for c in cells) == ["baseline", "baseline", "premise", "start", "train",
+                                             "train"]
+    result = run_matrix(preset, tmp_path)
+    assert not result["failures"] and len(result["records"]) == len(cells)
+    report = write_report(result, tmp_path, f"reduced {bench}").read_text()
+    env_id = full.envs[0]
+    section = report.split(f"## {env_id}")[1]
+    for method in ("sft-start", "grpo", "opid", "random", "expert"):
+        assert any(line.startswith((f"| {method} |", f"| {method} (premise not met) |"))
+                   for line in section.splitlines()), method
+    assert "Teacher premise at step 0" in section and "**RL effect**" in report
+    premise = next(r for r in result["records"] if r["kind"] == "premise")
+    from benchmarks.protocol.premise import context_heads, premise_rows
+
+    assert {row.context for row in premise_rows(premise, preset.methods)} == set(
+        context_heads(["opid"]))

@@ -38,7 +38,11 @@ Privileged info (``info["privileged"]``, with ``privileged=True``):
     skipped). The plan answers the "Ambiguous request" prompts the replay actually meets (a
     gold answer with no prompt pending is dropped, an unanswered prompt gets ``0``; see
     :class:`~sdgym.envs.scienceworld.goal.ExpertPath`), so following ``expert_action`` never
-    sends a rejected command. ``gold_plan_from_start`` keeps the whole upstream sequence and
+    sends a rejected command. On the four find tasks where ``teleportAction`` is on (as in
+    ``"easy"``), each run of door and ``go to`` commands of the gold sequence is one ``teleport
+    to <room>`` (:func:`~sdgym.envs.scienceworld.goal.teleport_shortcut`): upstream's gold agent
+    walks room by room even then. Not on other tasks: their processes run on the clock (a moth's
+    life stages), and the gold's waits are timed for the walk. ``gold_plan_from_start`` keeps the whole sequence the expert follows and
     ``on_expert_path`` says
     whether the agent is still on it. ``text``: all of the above in prose. Gold sequences cost
     0.1-2 s per new (task, variation) (10-16 s for the Mendelian genetics tasks) and are cached;
@@ -66,7 +70,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from sdgym.core import EngineStep, InvalidAction, TextEnv
-from sdgym.envs.scienceworld.goal import ExpertPath, parse_goal_progress, render_privileged_text
+from sdgym.envs.scienceworld.goal import (
+    ExpertPath,
+    parse_goal_progress,
+    render_privileged_text,
+    teleport_shortcut,
+)
 from sdgym.envs.scienceworld.jvm import JVMDied
 from sdgym.envs.scienceworld.simulator import (
     DEFAULT_CALL_TIMEOUT_S,
@@ -77,10 +86,12 @@ from sdgym.envs.scienceworld.simulator import (
 from sdgym.envs.scienceworld.skills import SKILLS
 from sdgym.envs.scienceworld.tasks import (
     EASY_SPLITS,
+    EASY_TASKS,
     SPLITS,
     TaskCatalog,
     simplification_string,
     task_simplification_string,
+    teleports,
 )
 
 ADMISSIBLE_MODES: tuple[str, ...] = ("always", "on_request", "never")
@@ -167,6 +178,8 @@ class ScienceWorldEnv(TextEnv):
         self._task_simplifications = task_simplification_string(self.simplifications, task)
         want_gold = self.privileged and self.gold_plan
         gold = self.simulator.load(task, variation, self._task_simplifications, gold=want_gold)
+        if gold is not None and task in EASY_TASKS and teleports(self._task_simplifications):
+            gold = teleport_shortcut(gold)
         self._expert = ExpertPath(gold) if gold is not None else None
         self._best_score = 0
         self._admissible_cache = None

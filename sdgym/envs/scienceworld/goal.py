@@ -17,6 +17,7 @@ upstream gold action sequence (a plan from the task's start) while the agent sti
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +68,39 @@ FIRST_CHOICE = "0"
 def is_choice(command: str) -> bool:
     """Whether ``command`` answers an "Ambiguous request" (a bare number)."""
     return command.strip().isdigit()
+
+
+_DOOR = re.compile(r"^(open|close) door to (.+)$")
+_GO = re.compile(r"^go to (.+)$")
+
+
+def teleport_shortcut(gold: list[str]) -> list[str]:
+    """``gold`` with each run of room-to-room moves replaced by one ``teleport to <room>``.
+
+    Upstream's gold sequences walk (``open door to kitchen``, ``go to kitchen``, ``open door to
+    hallway``, ``go to hallway``, ...) also where the ``teleportAction`` simplification is on. A
+    run of door and ``go to`` commands only changes the agent's room, so under that
+    simplification the shortest expert goes straight to the run's last room. A run with no
+    ``go to`` (a door opened for its own sake) is kept.
+
+    Example:
+        >>> teleport_shortcut(["open door to hallway", "go to hallway", "go to kitchen",
+        ...                    "look around", "focus on apple"])
+        ['teleport to kitchen', 'look around', 'focus on apple']
+    """
+    out: list[str] = []
+    run: list[str] = []
+    for command in [*gold, ""]:
+        step = _normalise(command)
+        if step and (_DOOR.match(step) or _GO.match(step)):
+            run.append(step)
+            continue
+        rooms = [m.group(1) for m in map(_GO.match, run) if m]
+        out.extend([f"teleport to {rooms[-1]}"] if rooms else run)
+        run = []
+        if command:
+            out.append(command)
+    return out
 
 
 @dataclass

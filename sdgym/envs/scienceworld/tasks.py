@@ -13,7 +13,9 @@ variations in increasing order.
 The easy curriculum ``easy_train``/``easy_val``/``easy_test`` keeps, of ``train``/``val``/``test``,
 the variations of the four *find* tasks (:data:`EASY_TASKS`: find an animal, a living thing, a
 non-living thing or a plant, focus on it and move it to a box): their gold paths are 3-16
-actions, where the other tasks need 20-100. Being subsets of the upstream splits, they share no
+actions, where the other tasks need 20-100, and under ``teleportAction`` (``"easy"``) the
+expert teleports instead of walking, 5.4 actions on average, at most 6 (220 tasks of the three
+easy splits, measured 2026-12-04). Being subsets of the upstream splits, they share no
 variation with each other.
 
 Example:
@@ -152,6 +154,11 @@ def task_simplification_string(simplifications: str, task_name: str) -> str:
     if simplifications == "easy" or not is_electrical(task_name):
         return simplifications
     return ",".join(name for name in simplifications.split(",") if name != "noElectricalAction")
+
+
+def teleports(simplifications: str) -> bool:
+    """Whether ``simplifications`` (``"easy"`` or a comma-separated list) lets the agent teleport."""
+    return simplifications == "easy" or "teleportAction" in simplifications.split(",")
 
 
 class TaskCatalog:

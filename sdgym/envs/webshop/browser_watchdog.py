@@ -6,7 +6,9 @@ writes ``"group <pgid>\\n"`` once chromedriver runs (chromedriver is started in 
 the browser, its renderers and crashpad share its process group) and ``"done\\n"`` after a clean
 ``quit()``. When stdin reaches end-of-file without ``done`` -- the owner was killed (SIGKILL,
 SIGTERM) or exited without quitting -- the watchdog sends SIGTERM, then SIGKILL, to that process
-group and removes the profile directory.
+group and removes the profile directory. A SIGTERM to the watchdog itself does the same at once
+(an orphaned owner ends its children so, :mod:`sdgym.process_lifetime`): the watchdog never
+exits on one without taking the browser with it.
 """
 
 from __future__ import annotations
@@ -45,18 +47,30 @@ def kill_group(pgid: int, grace_s: float = GRACE_S) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+class _Terminated(Exception):
+    """SIGTERM arrived: clean up as on end-of-file."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one clean-up; a second SIGTERM waits for it
+    raise _Terminated
+
+
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C to the owner's terminal is the owner's
+    signal.signal(signal.SIGTERM, _on_sigterm)
     profile_dir = argv[1]
     pgid = None
     clean = False
-    for line in sys.stdin:
-        word, _, value = line.strip().partition(" ")
-        if word == "group" and value.isdigit():
-            pgid = int(value)
-        elif word == "done":
-            clean = True
-            break
+    with contextlib.suppress(_Terminated):
+        for line in sys.stdin:
+            word, _, value = line.strip().partition(" ")
+            if word == "group" and value.isdigit():
+                pgid = int(value)
+            elif word == "done":
+                clean = True
+                break
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # from here on nothing may cut the clean-up short
     if not clean:
         if pgid is not None and pgid > 1:
             kill_group(pgid)

@@ -41,6 +41,7 @@ from flask import Flask, Response, abort, redirect, request
 
 from sdgym.core import InvalidAction, TextEnv, clean_action
 from sdgym.envs.webshop.engine import ShopEngine
+from sdgym.envs.webshop.goals import SPLITS
 from sdgym.envs.webshop.schema import Catalog
 from sdgym.envs.webshop.state import ShopState
 from sdgym.envs.webshop.webpage import render_document
@@ -124,6 +125,13 @@ class SessionStore:
             state, error, goal = session.state, session.error, session.goal
         page = self.engine.page(state, goal["instruction_text"])
         return render_document(page, session_id, error)
+
+
+def check_split(split: str) -> None:
+    """Raise ValueError naming ``split`` and the served ones unless the site serves ``split``
+    (a goal split of a catalogue; checked before one is built)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; the site serves {list(SPLITS)}")
 
 
 def shop_engine(

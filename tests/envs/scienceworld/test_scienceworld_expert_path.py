@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sdgym.envs.scienceworld.goal import FIRST_CHOICE, ExpertPath, is_choice
+from sdgym.envs.scienceworld.goal import FIRST_CHOICE, ExpertPath, is_choice, teleport_shortcut
 
 AMBIGUOUS = "Ambiguous request: Please enter the number for the action you intended:\n0:\ta\n1:\tb"
 
@@ -53,3 +53,13 @@ def test_rejected_gold_step_is_skipped_but_an_inserted_choice_is_not() -> None:
     path.skip_rejected("other")  # not the expert's action: nothing changes
     assert path.plan == ["0"]
     assert is_choice(" 12 ") and not is_choice("0 apples") and not is_choice("")
+
+
+def test_teleport_shortcut_replaces_each_walk_by_one_teleport() -> None:
+    gold = ["open door to hallway", "go to hallway", "Open door to kitchen", "go to kitchen",
+            "pick up apple", "open door to hallway", "look around", "go to hallway", "go to bedroom",
+            "move apple to box", "open door to greenhouse"]
+    assert teleport_shortcut(gold) == [
+        "teleport to kitchen", "pick up apple", "open door to hallway", "look around",
+        "teleport to bedroom", "move apple to box", "open door to greenhouse"]
+    assert teleport_shortcut([]) == [] and teleport_shortcut(["focus on x"]) == ["focus on x"]
