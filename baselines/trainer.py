@@ -438,7 +438,8 @@ class Trainer:
         parameters = sum(p.numel() for p in self.model.parameters())
         summary = {
             "env_id": self.config.env_id, "method": self.config.method, "seed": self.config.seed,
-            "steps": self.step, "validation": self.validation,
+            "steps": self.step, "val_split": self.config.evaluation.val_split,
+            "validation": self.validation,
             "auc": validation_auc(steps, values, horizon=self.config.steps),
             "phase_seconds_total": dict(self.timer.total), "tokens": dict(self.timer.tokens),
             "phase_cpu_seconds_total": dict(self.timer.cpu_total),

@@ -215,6 +215,8 @@ UPPER_COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("baselines.train_cli", "run", "train an LLM agent with GRPO or a teacher head"),
     "sft": ("baselines.train_cli", "run_sft", "build the SFT warm start from expert demos"),
     "benchmark": ("benchmarks.protocol.cli", "run", "run a benchmark preset, write its report"),
+    "report": ("benchmarks.protocol.report_cli", "run",
+               "merge benchmark run folders into one report (protocols must agree)"),
     "eval": ("agents.evaluate_cli", "run_eval", "evaluate an LLM policy on an env split"),
     "rollout": ("agents.evaluate_cli", "run_rollout", "sample an LLM policy, write turn rows"),
 }

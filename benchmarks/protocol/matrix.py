@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from baselines.config import preset_path, read_preset
 from baselines.typecheck import check_fields
+from benchmarks.protocol.merge import PLAN_FILE
 from sdgym.cache import atomic_write_text, ran_out_of_disk
 from sdgym.registration import ENVIRONMENTS, implemented
 
@@ -327,6 +328,8 @@ def run_matrix(
     failures = []
     pending = []
     fingerprint = preset_fingerprint(preset)
+    _write_json(out / PLAN_FILE, {"preset": preset.name, "preset_fingerprint": fingerprint,
+                                  "cells": [cell.key for cell in cells]})
     for cell in cells:
         done = out / "cells" / cell.key / "result.json"
         record = json.loads(done.read_text()) if done.exists() else None

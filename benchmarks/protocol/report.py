@@ -8,21 +8,19 @@ the same tasks and seeds with its interval, and the probability of improvement; 
 training cost with its ratio to GRPO's, on a load-robust measure (model FLOPs from exact token
 counts on CPU, where process CPU seconds moved up to 20% between identical runs; wall seconds on a
 GPU), the other measures' ratios beside it. Then the framing of "More Methods, Better Agents?"
-computed from those intervals. Plots: validation curves with a band over training seeds, final
-success vs cost with error bars, and a performance profile per env.
+computed from those intervals; with several settings, a methods × settings table shaped like the
+paper's; per env, which split each panel comes from. Figures: :mod:`benchmarks.protocol.figures`.
 """
 
 from __future__ import annotations
 
-import io
 import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from baselines.metrics import largest_drop
+from benchmarks.protocol.figures import draw_figures
 from benchmarks.protocol.premise import PREMISE_KIND, premise_table_lines, unmet_heads
 from benchmarks.protocol.statistics import (
     Comparison,
@@ -37,7 +35,7 @@ from benchmarks.protocol.statistics import (
     score_matrix,
     seed_interval,
 )
-from sdgym.cache import atomic_write_bytes, atomic_write_text
+from sdgym.cache import atomic_write_text
 
 FLOP_MEASURE = "model FLOPs"
 CPU_MEASURE = "process CPU seconds"
@@ -122,6 +120,7 @@ def summarise(records: list[dict[str, Any]], cost_measure: str | None = None,
             "train_seconds": statistics.fmean([r.get("train_seconds") or 0.0 for r in group]),
             "curve": curve,
             "seeds": len(group),
+            "split": group[0].get("split"), "val_split": group[0].get("val_split"),
             "tasks": len(matrix.tasks) if matrix else None,
             "rollouts": matrix.rollout_seeds if matrix else None,
         }
@@ -251,6 +250,57 @@ def power_lines(table: dict[str, dict[str, dict[str, Any]]], compared: list[Comp
     return [line + "."]
 
 
+def panel_line(rows: dict[str, dict[str, Any]]) -> str:
+    """Which split each of an env's panels comes from, and its size."""
+    trained = [r for r in rows.values() if r["kind"] in ("train", "start")] or list(rows.values())
+    test = sorted({f"`{r['split']}` ({r['tasks']} tasks × {r['rollouts']} rollout seeds)"
+                   for r in trained if r.get("split") and r["tasks"]})
+    val = sorted({f"`{r['val_split']}`" for r in trained if r.get("val_split")})
+    line = "Panels: final success on the test panel " + (", ".join(test) or "(split not recorded)")
+    if any(r["curve"] for r in trained):
+        line += "; validation curves and AUC on " + (", ".join(val) or "the training preset's "
+                                                      "validation split (not recorded)")
+    return line + ". Baseline rows use the benchmark's baseline split and panel (their shape column)."
+
+
+def settings_table_lines(table: dict[str, dict[str, dict[str, Any]]],
+                         compared: list[Comparison]) -> list[str]:
+    """Methods × settings, the layout of the paper's Tables 2 and 3: final test success [95% CI]
+    and Δ vs GRPO; the best final per setting in bold, ↑ / ↓ where the paired interval is above /
+    below 0."""
+    envs = sorted(env for env, rows in table.items() if "grpo" in rows)
+    if not envs:
+        return []
+    by_method = {(c.env_id, c.method): c for c in compared}
+    methods = sorted({m for env in envs for m, r in table[env].items()
+                      if r["kind"] in ("train", "start")},
+                     key=lambda m: (m != "sft-start", m != "grpo", m))
+    best = {env: max(r["final"].point for r in table[env].values() if r["kind"] == "train")
+            for env in envs}
+    lines = ["## All settings", "",
+             "| method | " + " | ".join(env.split("/")[-1] for env in envs) + " |",
+             "|---|" + "---|" * len(envs)]
+    for method in methods:
+        cells = []
+        for env in envs:
+            row = table[env].get(method)
+            if row is None:
+                cells.append("–")
+                continue
+            text = _fmt_interval(row["final"])
+            if row["kind"] == "train" and row["final"].point == best[env]:
+                text = f"**{text}**"
+            c = by_method.get((env, method))
+            if c is not None:
+                mark = {"beats": " ↑", "worse": " ↓", "tie": ""}[c.verdict]
+                text += f" (Δ {c.difference.fmt(3, True)}{mark})"
+            cells.append(text)
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return lines + ["", "Final test success [95% CI] (Δ vs GRPO, paired [95% CI]); bold: the best "
+                    "trained method of the setting; ↑ / ↓: the paired interval excludes 0 "
+                    "(better / worse than GRPO). sft-start: the warm start before training.", ""]
+
+
 def _other_ratios(row: dict[str, Any], measure: str) -> str:
     names = {"flops": "FLOPs", "cpu": "CPU s", "wall": "wall s"}
     parts = [f"{names[key]} {value:.2f}" for key, value in row["ratios"].items()
@@ -285,9 +335,10 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
               "count model compute only (not env steps, attention's context term or Python). "
               "Process CPU seconds are measured and move with machine load (up to ±20% per "
               "cell on a shared CPU); wall seconds move more.", ""]
+    lines += settings_table_lines(table, compared) if len(table) > 1 else []
     for env_id in sorted(table):
         rows = table[env_id]
-        lines += [f"## {env_id}", "",
+        lines += [f"## {env_id}", "", panel_line(rows), "",
                   "| method | kind | model | seeds × tasks × rollouts | final success [95% CI] | "
                   "IQM [95% CI] | Δ vs GRPO [95% CI] | P(> GRPO) | AUC [95% CI] | largest drop | "
                   f"cost ({measure}) | cost ratio | other cost ratios |",
@@ -316,66 +367,8 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
     lines += ["", f"Cells planned: {result.get('planned', len(result['records']))}, finished: "
               f"{len(result['records'])}. Raw records (every task × rollout-seed outcome): "
               "`results.jsonl`.", ""]
-    plots = _plots(table, out)
+    plots = draw_figures(table, compared, out)
     lines += [f"![{p.stem}]({p.name})" for p in plots]
     path = out / "report.md"
     atomic_write_text(path, "\n".join(lines) + "\n")  # a full disk keeps the last report whole
-    return path
-
-
-def _plots(table: dict[str, dict[str, dict[str, Any]]], out: Path) -> list[Path]:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return []
-    paths = []
-    for env_id, rows in sorted(table.items()):
-        name = env_id.split("/")[-1]
-        curves = {m: r["curve"] for m, r in rows.items() if r["curve"]}
-        if curves:
-            figure, axis = plt.subplots(figsize=(6, 4))
-            for method, curve in sorted(curves.items()):
-                steps = [c[0] for c in curve]
-                axis.plot(steps, [c[1] for c in curve], marker="o", label=method)
-                axis.fill_between(steps, [c[2] for c in curve], [c[3] for c in curve], alpha=0.15)
-            axis.set(xlabel="training step", ylabel="validation success",
-                     title=f"{env_id} (band: min–max over training seeds)")
-            axis.legend(fontsize=7)
-            paths.append(_save(figure, out / f"curves-{name}.png", plt))
-        profiles = {m: r["matrix"] for m, r in rows.items() if r["matrix"] is not None}
-        if profiles:
-            figure, axis = plt.subplots(figsize=(6, 4))
-            thresholds = np.linspace(0, 1, 51)
-            for method, matrix in sorted(profiles.items()):
-                axis.plot(thresholds, [(matrix.values >= t).mean() for t in thresholds],
-                          label=method)
-            axis.set(xlabel="success over rollout seeds ≥ τ", ylabel="fraction of (seed, task)",
-                     title=f"performance profile — {env_id}")
-            axis.legend(fontsize=7)
-            paths.append(_save(figure, out / f"profile-{name}.png", plt))
-    points = [(r["cost"], r["final"], f"{env_id.split('/')[-1]}:{m}", r["cost_measure"])
-              for env_id, rows in table.items() for m, r in rows.items()
-              if r["kind"] == "train" and r["cost"] is not None]
-    if points:
-        figure, axis = plt.subplots(figsize=(6, 4))
-        for cost, final, label, _ in points:
-            low = final.point - (final.low if final.low is not None else final.point)
-            high = (final.high if final.high is not None else final.point) - final.point
-            axis.errorbar(cost, final.point, yerr=[[low], [high]], fmt="o", capsize=3)
-            axis.annotate(label, (cost, final.point), fontsize=6)
-        axis.set(xlabel=f"training cost ({points[0][3]})", ylabel="final test success (95% CI)",
-                 title="final performance vs cost")
-        paths.append(_save(figure, out / "final-vs-cost.png", plt))
-    return paths
-
-
-def _save(figure: Any, path: Path, plt: Any) -> Path:
-    figure.tight_layout()
-    image = io.BytesIO()
-    figure.savefig(image, dpi=100, format="png")
-    plt.close(figure)
-    atomic_write_bytes(path, image.getvalue())
     return path

@@ -224,13 +224,13 @@ def test_paper_benchmark_keeps_each_training_presets_episode_limit(tmp_path) -> 
 def test_cpu_smoke_benchmark_end_to_end(tmp_path, capsys) -> None:
     out = tmp_path / "report"
     assert main(["benchmark", "--preset", "cpu-smoke", "--out", str(out)]) == 0
-    assert "![final-vs-cost](final-vs-cost.png)" in capsys.readouterr().out  # printed as written
+    assert "![cost-vs-delta](cost-vs-delta.png)" in capsys.readouterr().out  # printed as written
     report = (out / "report.md").read_text()
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     preset = load_benchmark_preset("cpu-smoke")
     assert {r["method"] for r in records} >= set(preset.methods) | {"sft-start", "random", "expert"}
     assert (out / "curves-SearchQA-v0.png").stat().st_size > 0
-    assert (out / "final-vs-cost.png").exists() and (out / "profile-SearchQA-v0.png").exists()
+    assert (out / "cost-vs-delta.png").exists() and (out / "profile-SearchQA-v0.png").exists()
     for record in records:
         if record["kind"] != "train":
             continue
