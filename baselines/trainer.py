@@ -159,8 +159,7 @@ class Trainer:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.grpo.lr, weight_decay=0.0)
         self.learner = Learner(self.model, self.optimizer, self.head, self.teachers, config,
                                self.pad_id, self.timer, self.parallel, self.precision)
-        local_groups = len(self.parallel.shard(range(config.rollout.num_groups)))
-        self.engine = self._engine(local_groups, config.rollout.group_size)
+        self._training_engine: RolloutEngine | None = None  # built on first use (see engine)
         self.validation_engine: RolloutEngine | None = None
         self.teacher_validation_engine: RolloutEngine | None = None
         self.teacher_success: float | None = None
@@ -203,12 +202,28 @@ class Trainer:
         """Chat template of the policy's tokenizer."""
         return render_chat(self.tokenizer, messages)
 
-    def close(self) -> None:
-        """Release env workers, log files and the process group."""
-        self.engine.close()
-        for engine in (self.validation_engine, self.teacher_validation_engine):
+    @property
+    def engine(self) -> RolloutEngine:
+        """The training rollout engine (this rank's groups), made on first use: a cell that
+        trains no step (a warm start tested, a premise measured) never starts its envs, which
+        matters where each env is a JVM (ScienceWorld, about 0.35 GB each)."""
+        if self._training_engine is None:
+            local_groups = len(self.parallel.shard(range(self.config.rollout.num_groups)))
+            self._training_engine = self._engine(local_groups, self.config.rollout.group_size)
+        return self._training_engine
+
+    def release_envs(self) -> None:
+        """Close the training and validation engines' envs (made again if used again): the test
+        panel runs alone, so a cell's env processes never add up across phases."""
+        for engine in (self._training_engine, self.validation_engine,
+                       self.teacher_validation_engine):
             if engine is not None:
                 engine.close()
+        self._training_engine = self.validation_engine = self.teacher_validation_engine = None
+
+    def close(self) -> None:
+        """Release env workers, log files and the process group."""
+        self.release_envs()
         self.log.close()
         self.parallel.close()
 
@@ -400,6 +415,7 @@ class Trainer:
             with self.generating():
                 return {}
         with self.timer.phase("test"):
+            self.release_envs()
             engine = self._engine(self.panel_width(episodes), 1, hide_privileged=True)
             try:
                 panel = task_panel(engine.task_count(split), episodes)

@@ -9,7 +9,8 @@ time leaves one idle.
 Costs stay per process: a cell's CPU seconds (:mod:`baselines.cost`) are those of its worker while
 it runs only that cell, so cells run side by side keep valid cost ratios. The driver writes
 ``result.json`` / ``failure.json`` exactly as the one-after-another path does. A worker that dies
-(killed, out of memory) fails the cells it had not finished; a re-run resumes them. Workers are
+(killed, out of memory) sends the cells in flight back to the queue once and a fresh pool runs
+on (:func:`run_cells_in_processes`); a re-run resumes any that failed. Workers are
 tied to the driver (:mod:`sdgym.process_lifetime`): when the driver dies, even by ``kill -9``,
 they and what they started end within seconds instead of running on as orphans.
 """
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from sdgym.process_lifetime import ParentTie, parent_tie, tie_to_parent
@@ -43,6 +46,11 @@ def _start_worker(tie: ParentTie) -> None:
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
+BROKEN_POOL_RETRIES = 1
+"""Times a cell is run again after its worker pool broke under it (a worker killed, e.g. by the
+out-of-memory killer) before it is recorded as failed."""
+
+
 def run_cells_in_processes(
     cells: Sequence[Any],
     attempt: Callable[..., Any],
@@ -51,20 +59,40 @@ def run_cells_in_processes(
 ) -> Iterator[tuple[Any, Any]]:
     """Run ``attempt(cell, *args)`` for every cell on ``jobs`` reused worker processes; yield
     ``(cell, (record, errors))`` as each finishes. ``attempt`` and ``args`` must be picklable
-    (module-level functions)."""
+    (module-level functions).
+
+    At most ``jobs`` cells are in flight. A worker that dies breaks its pool: the cells in flight
+    then (the one whose worker died and its neighbours) go back to the queue, a fresh pool runs
+    the rest, and only a cell in flight at more than :data:`BROKEN_POOL_RETRIES` breaks is
+    recorded as failed, so one killed worker never fails the cells still queued."""
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_worker, initargs=(parent_tie(),))
-    try:
-        futures: dict[Future, Any] = {
-            pool.submit(attempt, cell, *args): cell for cell in cells}
-        for future in as_completed(futures):
-            cell = futures[future]
-            try:
-                outcome = future.result()
-            except Exception as error:  # the worker died: this cell is failed, never dropped
-                outcome = (None, [f"worker process for {cell.key} failed: {error!r}"])
-            yield cell, outcome
-    finally:  # on an interrupt, cancel what has not started and stop the workers
-        pool.shutdown(wait=True, cancel_futures=True)
+    queue = deque(cells)
+    breaks: Counter[str] = Counter()
+    while queue:
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_start_worker, initargs=(parent_tie(),))
+        try:
+            in_flight: dict[Future, Any] = {}
+            broken = False
+            while in_flight or (queue and not broken):
+                while queue and not broken and len(in_flight) < jobs:
+                    cell = queue.popleft()
+                    in_flight[pool.submit(attempt, cell, *args)] = cell
+                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    cell = in_flight.pop(future)
+                    try:
+                        outcome = future.result()
+                    except BrokenProcessPool as error:
+                        broken = True
+                        breaks[cell.key] += 1
+                        if breaks[cell.key] <= BROKEN_POOL_RETRIES:
+                            queue.appendleft(cell)
+                            continue
+                        outcome = (None, [f"worker process for {cell.key} failed: {error!r}"])
+                    except Exception as error:  # never dropped: recorded as failed
+                        outcome = (None, [f"worker process for {cell.key} failed: {error!r}"])
+                    yield cell, outcome
+        finally:  # on an interrupt, cancel what has not started and stop the workers
+            pool.shutdown(wait=True, cancel_futures=True)

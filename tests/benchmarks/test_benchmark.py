@@ -275,6 +275,31 @@ def test_worker_processes_give_the_one_after_another_records(tmp_path) -> None:
             "failure.json").exists()
 
 
+def _killing_runner(cell, preset, out):
+    """Kills its own worker (as the out-of-memory killer does) on the ``sdar`` cells: once for
+    seed 0 (a marker file remembers), every time for seed 1."""
+    import os
+    import signal
+
+    marker = out / f"killed-{cell.key}"
+    if cell.method == "sdar" and (cell.seed == 1 or not marker.exists()):
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _fake_runner(cell, preset, out)
+
+
+def test_a_killed_worker_fails_only_the_cell_that_keeps_killing_it(tmp_path) -> None:
+    preset = BenchmarkPreset(name="t", train_preset="cpu-smoke", envs=["sdgym/SearchQA-v0"],
+                             methods=["grpo", "sdar", "rlsd"], seeds=[0, 1, 2], retries=0)
+    result = run_matrix(preset, tmp_path, runner=_killing_runner, jobs=2)
+    assert [f["cell"] for f in result["failures"]] == ["train-SearchQA-v0-sdar-seed1"]
+    assert "worker process" in result["failures"][0]["error"]
+    done = {r["cell"] for r in result["records"]}
+    assert len(done) == len(plan(preset)[0]) - 1  # every queued cell ran, sdar seed 0 on retry
+    assert "train-SearchQA-v0-sdar-seed0" in done
+
+
 @pytest.mark.slow
 def test_reduced_cpu_power_reports_every_planned_cell_and_seed(tmp_path) -> None:
     """cpu-power (cpu-mini's Search-QA cells plus WebShop's) cut down -- two methods, one
