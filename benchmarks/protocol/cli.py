@@ -9,7 +9,9 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``sdgym benchmark``."""
     parser.add_argument("--preset", default="cpu-mini-bench",
-                        help="benchmark preset name (the -bench suffix may be left out) or TOML file")
+                        help="benchmark preset name (the -bench suffix may be left out) or TOML file, "
+                             "or a suite of presets run one after another with one merged "
+                             "report (e.g. cpu-four-settings)")
     parser.add_argument("--out", default=None, help="report folder (default reports/<preset>)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the run matrix and a projected cost; run nothing")
@@ -31,22 +33,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the matrix, then write ``report.md``, plots and ``results.jsonl``."""
+    """Run the matrix (or each part of a suite), then write ``report.md``, plots and
+    ``results.jsonl``; exit 1 when a cell failed or is missing."""
     from rich.console import Console
-    from rich.table import Table
 
-    from benchmarks.protocol.matrix import load_benchmark_preset, plan, run_matrix
+    from benchmarks.protocol.matrix import load_benchmark_preset
     from benchmarks.protocol.process_dispatch import usable_cores
-    from benchmarks.protocol.report import write_report
+    from benchmarks.protocol.suite import load_suite
     from sdgym.cli import check_at_least, check_writable
 
-    preset = load_benchmark_preset(args.preset)
-    out = Path(args.out or f"reports/{preset.name}")
+    suite = load_suite(args.preset)
+    presets = ([load_benchmark_preset(part) for part in suite.parts] if suite
+               else [load_benchmark_preset(args.preset)])
+    out = Path(args.out or f"reports/{suite.name if suite else presets[0].name}")
     check_writable(out)
     jobs = usable_cores() if args.jobs is None else args.jobs
     check_at_least("--jobs", jobs)
     out.mkdir(parents=True, exist_ok=True)
     console = Console()
+    if suite is None:
+        return run_preset(presets[0], out, args, jobs, console, show_report=True)
+    from benchmarks.protocol.suite import part_folders
+
+    folders = part_folders(suite, out)
+    failed = 0
+    for index, (preset, folder) in enumerate(zip(presets, folders, strict=True), start=1):
+        console.print(f"suite {suite.name}: part {index} of {len(presets)}: {preset.name} "
+                      f"-> {folder}")
+        failed |= run_preset(preset, folder, args, jobs, console, show_report=False)
+    if args.dry_run:
+        return 0
+    from benchmarks.protocol.report_cli import write_merged_report
+
+    title = suite.title or f"sdgym benchmark — {suite.name}"
+    return write_merged_report(folders, out, title, args.cost_measure, console,
+                               show_report=True) or failed
+
+
+def run_preset(preset, out: Path, args: argparse.Namespace, jobs: int, console,
+               show_report: bool) -> int:
+    """Run (or dry-run) one benchmark preset into ``out``; exit code 1 when a cell failed."""
+    from rich.table import Table
+
+    from benchmarks.protocol.matrix import plan, run_matrix
+    from benchmarks.protocol.report import write_report
+
+    out.mkdir(parents=True, exist_ok=True)
     cells, notes = plan(preset)
     if args.dry_run:
         from benchmarks.protocol.projection import project
@@ -75,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     result = run_matrix(preset, out, on_cell=lambda c, s: console.print(f"{s:>7}  {c.key}"),
                         dispatch=dispatch, jobs=jobs)
     report = write_report(result, out, f"sdgym benchmark — {preset.name}", args.cost_measure)
-    console.print(report.read_text(), markup=False, highlight=False)  # Markdown as written
+    if show_report:
+        console.print(report.read_text(), markup=False, highlight=False)  # Markdown as written
     console.print(f"report: {report}")
     return 1 if result["failures"] else 0
 

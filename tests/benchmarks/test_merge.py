@@ -161,3 +161,63 @@ def test_twelve_methods_get_twelve_colours_and_grpo_is_black() -> None:
     assert styles["grpo"]["color"] == "black"
     assert len({s["color"] for s in styles.values()}) == 12
     assert len({tuple(s.values()) for s in method_styles([f"m{i}" for i in range(48)]).values()}) == 48
+
+
+def _cached_part(root: Path, folder: Path, name: str, env_id: str, methods: list[str]) -> Path:
+    """A part preset file (cpu-smoke's shape on ``env_id``, no baselines) and its run folder with
+    every planned cell finished (hand-made records stamped with the preset's fingerprint)."""
+    from benchmarks.protocol.matrix import load_benchmark_preset, plan, preset_fingerprint
+
+    path = root / f"{name}-bench.toml"
+    path.write_text(f'extends = "cpu-smoke-bench"\nenvs = ["{env_id}"]\nmethods = {methods!r}\n'
+                    "baseline_envs = []\n".replace("'", '"'))
+    preset = load_benchmark_preset(str(path))
+    fingerprint = preset_fingerprint(preset)
+    for cell in plan(preset)[0]:
+        record = _record(env_id, cell.method, cell.seed, kind=cell.kind)
+        assert record["cell"] == cell.key
+        record["preset_fingerprint"] = fingerprint
+        (folder / name / "cells" / cell.key).mkdir(parents=True)
+        (folder / name / "cells" / cell.key / "result.json").write_text(json.dumps(record))
+    return path
+
+
+def test_a_suite_runs_its_parts_into_their_folders_and_merges_them(tmp_path, capsys) -> None:
+    """``sdgym benchmark --preset SUITE``: each part resumes in ``OUT/<part>`` (all cells cached
+    here, so nothing trains) and one report covers every part's setting."""
+    out = tmp_path / "out"
+    parts = [_cached_part(tmp_path, out, "alf", "sdgym/ALFWorld-v0", ["grpo", "sdar"]),
+             _cached_part(tmp_path, out, "web", "sdgym/WebShop-v0", ["grpo", "sdar"])]
+    suite = tmp_path / "two.toml"
+    suite.write_text(f'title = "two settings"\nparts = ["{parts[0]}", "{parts[1]}"]\n')
+    assert main(["benchmark", "--preset", str(suite), "--out", str(out), "--jobs", "1"]) == 0
+    report = (out / "report.md").read_text()
+    assert report.startswith("# two settings") and "2 setting(s)" in report
+    assert "## sdgym/ALFWorld-v0" in report and "## sdgym/WebShop-v0" in report
+    assert (out / "alf" / "report.md").exists() and (out / "web" / "report.md").exists()
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2 * 3
+    assert "cached" in capsys.readouterr().out
+
+
+def test_a_suite_naming_an_unknown_part_is_refused_in_one_line(tmp_path, capsys) -> None:
+    suite = tmp_path / "bad.toml"
+    suite.write_text('parts = ["cpu-alfworld", "no-such-preset"]\n')
+    assert main(["benchmark", "--preset", str(suite), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unknown benchmark preset 'no-such-preset'" in err and len(err.splitlines()) == 1
+
+
+def test_shipped_suites_name_existing_presets_and_no_suite_shadows_a_preset() -> None:
+    from benchmarks.protocol.matrix import available_benchmark_presets, load_benchmark_preset
+    from benchmarks.protocol.suite import available_suites, load_suite
+
+    assert "cpu-four-settings" in available_suites()
+    presets = {name.removesuffix("-bench") for name in available_benchmark_presets()}
+    for name in available_suites():
+        suite = load_suite(name)
+        assert suite is not None and set(suite.part_presets.values()) <= presets
+        assert name not in presets
+    four = load_suite("cpu-four-settings")
+    envs = {env for part in four.parts for env in load_benchmark_preset(part).envs}
+    assert envs == {"sdgym/ALFWorld-v0", "sdgym/ScienceWorld-v0", "sdgym/SearchQA-v0",
+                    "sdgym/WebShop-v0"}
