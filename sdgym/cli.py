@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 
 from sdgym.process_memory import keep_freed_memory
-from sdgym.registration import ENVIRONMENTS, EnvEntry, entry_for, implemented
+from sdgym.registration import ENVIRONMENTS, EnvEntry, entry_for, env_class, implemented
 
 
 def parse_env_kwargs(pairs: Sequence[str], option: str = "--env-kwarg") -> dict[str, Any]:
@@ -79,21 +79,19 @@ def env_kwargs_for(entry: EnvEntry, pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def command_list(args: argparse.Namespace) -> int:
-    """Print the registered environments, their extras, splits and task counts.
+    """Print the registered environments: id, extra, whether installed, the split names the env
+    class declares (no engine is built), task counts where known, and a description.
 
-    Counts come from the cache (:mod:`sdgym.task_counts`); ``--counts`` builds each installed env
-    once to count (and cache) them. The id column never wraps or truncates: it is what users copy.
+    One block per env, so it reads at 80 columns with or without a terminal: the id line never
+    wraps (it is what users copy), the rest wraps at word boundaries. Counts come from the cache
+    (:mod:`sdgym.task_counts`); ``--counts`` builds each installed env once to count (and cache)
+    them.
     """
     from rich.console import Console
-    from rich.table import Table
+    from rich.padding import Padding
+    from rich.text import Text
 
-    table = Table(title="sdgym environments")
-    table.add_column("id", no_wrap=True, min_width=max(len(e.env_id) for e in ENVIRONMENTS))
-    table.add_column("extra", no_wrap=True)
-    table.add_column("installed", overflow="fold")
-    table.add_column("splits (tasks)", overflow="fold")
-    table.add_column("description", overflow="fold")
-    missing_counts = False
+    console = Console(width=min(Console().width, 100))
     notes = {}
     if implemented(entry_for("sdgym/ScienceWorld-v0")):  # its folder may be left out of a build
         from sdgym.envs.scienceworld.ceiling import EXPERT_CEILING, STEP_LIMIT
@@ -101,19 +99,23 @@ def command_list(args: argparse.Namespace) -> int:
         notes["sdgym/ScienceWorld-v0"] = (
             f"; expert wins within the {STEP_LIMIT}-step limit: "
             + ", ".join(f"{split} ~{share:.0%}" for split, share in EXPERT_CEILING.items()))
+    missing_counts = False
     for entry in ENVIRONMENTS:
+        status, splits = "installed", "-"
         if not implemented(entry):
-            status, counts = "not in this build", "-"
+            status = "not in this build"
         elif not entry.installed():
-            status, counts = f"no: pip install 'sdgym[{entry.extra}]'", "-"
+            status = f"not installed: pip install 'sdgym[{entry.extra}]'"
         else:
             kwargs = env_kwargs_for(entry, args.env_kwarg)
-            status, counts = "yes", _counts_cell(entry, kwargs, args.counts)
+            counts = _counts_cell(entry, kwargs, args.counts)
             missing_counts |= counts is None
-        table.add_row(entry.env_id, entry.extra, status, counts or "-",
-                      entry.description + notes.get(entry.env_id, ""))
-    console = Console()
-    console.print(table)
+            splits = counts if counts not in (None, "-") else ", ".join(env_class(entry.env_id).splits)
+        console.print(Text.assemble((entry.env_id, "bold"), f"  [{entry.extra}]  {status}"),
+                      no_wrap=True, overflow="ignore", crop=False)
+        console.print(Padding(Text(f"{entry.description}{notes.get(entry.env_id, '')}"),
+                              (0, 0, 0, 4), expand=False))
+        console.print(Padding(Text(f"splits: {splits}"), (0, 0, 0, 4), expand=False))
     if missing_counts:
         console.print("task counts: `sdgym list --counts` (builds each engine once, then cached)")
     return 0
@@ -133,17 +135,32 @@ def _counts_cell(entry: EnvEntry, kwargs: dict[str, Any], mode: str) -> str | No
     return None if found is None else format_counts(found)
 
 
+QUIT_WORDS: tuple[str, ...] = ("quit", "exit", ":q", ":quit")
+"""What ends ``sdgym play`` (as do end of input and Ctrl-C); ``:send WORD`` sends one of them to
+the env as an action."""
+
+
 def command_play(args: argparse.Namespace) -> int:
-    """Play an environment in the terminal (``:expert`` shows the expert's next action).
+    """Play an environment in the terminal (``:expert`` shows the expert's next action; a word of
+    :data:`QUIT_WORDS`, end of input or Ctrl-C leaves with exit code 0).
 
     Env text (observations, actions, privileged facts) goes through ``rich.text.Text``, so it shows
     verbatim: WebShop's ``click[...]`` and any other ``[...]`` or ``:name:`` are not read as markup.
     """
     from rich.console import Console
+
+    console = Console()
+    try:
+        return _play(args, console)
+    except KeyboardInterrupt:  # Ctrl-C while the env is made or steps: leave as from the prompt
+        console.print("\n[dim]interrupted[/]")
+        return 0
+
+
+def _play(args: argparse.Namespace, console: Any) -> int:
     from rich.panel import Panel
     from rich.text import Text
 
-    console = Console()
     entry = entry_for(args.env_id)
     env = gym.make(entry.env_id, **parse_env_kwargs(args.env_kwarg))
     options: dict[str, Any] = {"split": args.split}
@@ -166,8 +183,10 @@ def command_play(args: argparse.Namespace) -> int:
             except EOFError:
                 console.print("\n[dim]end of input[/]")
                 return 0
-            if action.strip() in (":q", ":quit"):
+            if action.strip().lower() in QUIT_WORDS:
                 return 0
+            if action.strip().startswith(":send "):
+                action = action.strip().removeprefix(":send ")
             if action.strip() == ":expert":
                 expert = info.get("privileged", {}).get("expert_action")
                 console.print(Text(f"expert: {expert}"))
@@ -231,7 +250,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ``command``: the upper-layer subcommand about to run; only its module is imported (to add its
     arguments). The others appear in ``sdgym --help`` by name and help text only.
     """
-    parser = argparse.ArgumentParser(prog="sdgym", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="sdgym",
+        description="sdgym: text environments with privileged info for LLM agents, reference "
+                    "agents (GRPO and self-distillation heads) and the benchmark that compares "
+                    "them. `sdgym COMMAND --help` explains each command.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     listing = commands.add_parser("list", help="list environments, extras, splits and task counts")
@@ -244,11 +267,20 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                          help="keyword for gym.make, for every env or for ID only (repeatable)")
     listing.set_defaults(handler=command_list)
 
-    play = commands.add_parser("play", help="play an environment in the terminal")
+    play = commands.add_parser(
+        "play", help="play an environment in the terminal",
+        description="Play an environment in the terminal: type an action at the > prompt. "
+                    ":expert shows the expert's next action; quit, exit, :q, end of input "
+                    "(Ctrl-D) or Ctrl-C leave (exit code 0); :send WORD sends a word such as "
+                    "'quit' to the env as an action.")
     play.add_argument("env_id", help="e.g. sdgym/SearchQA-v0 (or SearchQA-v0)")
-    play.add_argument("--split", default="train")
-    play.add_argument("--task-index", type=int, default=None)
-    play.add_argument("--seed", type=int, default=None)
+    play.add_argument("--split", default="train",
+                      help="split the task comes from (default train; `sdgym list` names each "
+                           "env's splits)")
+    play.add_argument("--task-index", type=int, default=None,
+                      help="index of the task in the split (default: chosen from --seed)")
+    play.add_argument("--seed", type=int, default=None,
+                      help="seed of the reset: picks the task when --task-index is not given")
     play.add_argument("--show-privileged", action="store_true",
                       help="show the privileged info (expert plan, gold answers, ...)")
     play.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE",

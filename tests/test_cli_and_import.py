@@ -93,6 +93,7 @@ def test_list_builds_no_engine_and_keeps_ids_whole_at_80_columns(tmp_path, monke
     for env_id in ("sdgym/ALFWorld-v0", "sdgym/ScienceWorld-v0", "sdgym/SearchQA-v0",
                    "sdgym/WebShop-v0"):
         assert env_id in result.stdout  # whole, on one line: what users copy
+    assert "splits: train, val_seen, val_unseen" in result.stdout  # ALFWorld: names, uncounted
     assert f"test {len(generated_dataset(0, 'tiny').questions['test'])}" in result.stdout
 
 
@@ -125,6 +126,15 @@ def test_play_exits_cleanly_on_end_of_input_and_bad_split() -> None:
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
 
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT as a terminal delivers it (a parent that ignores SIGINT,
+    as some test runners' workers do, would pass the ignore on and Python would not raise
+    KeyboardInterrupt)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Terminal:
     """``sdgym play`` on a pseudo-terminal (what a person sees), read until a pattern appears."""
 
@@ -138,7 +148,8 @@ class Terminal:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
         self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
-                                        env={**env, "TERM": "xterm-256color"}, close_fds=True)
+                                        env={**env, "TERM": "xterm-256color"}, close_fds=True,
+                                        preexec_fn=_default_sigint)
         os.close(slave)
         self.seen = ""
 
@@ -186,3 +197,37 @@ def test_play_on_a_terminal_shows_actions_and_expert_verbatim() -> None:
         assert terminal.process.wait(timeout=60) == 0
     finally:
         terminal.close()
+
+
+@pytest.mark.parametrize("word", ["quit", "exit", ":q", "QUIT"])
+def test_play_leaves_on_each_quit_word_without_taking_a_turn(word) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "sdgym.cli", "play", "SearchQA-v0", "--env-kwarg", "size=tiny"],
+        input=f"{word}\n<answer>never sent</answer>\n", capture_output=True, text=True,
+        timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "reward" not in result.stdout and "invalid action" not in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_play_leaves_on_ctrl_c_with_exit_code_0_and_no_traceback() -> None:
+    import signal
+
+    terminal = Terminal([sys.executable, "-m", "sdgym.cli", "play", "SearchQA-v0",
+                         "--env-kwarg", "size=tiny"])
+    try:
+        terminal.read_until(r"> $")
+        terminal.process.send_signal(signal.SIGINT)
+        terminal.read_until("interrupted")
+        assert terminal.process.wait(timeout=60) == 0
+        assert "Traceback" not in terminal.seen
+    finally:
+        terminal.close()
+
+
+def test_play_send_passes_a_quit_word_to_the_env_as_an_action() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "sdgym.cli", "play", "SearchQA-v0", "--env-kwarg", "size=tiny"],
+        input=":send quit\n:q\n", capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "invalid action" in result.stdout  # 'quit' reached the env, which refused it

@@ -32,6 +32,7 @@ deterministic POS-free approximation, is (see its docstring). ``NOUN_BACKEND`` s
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
@@ -212,6 +213,8 @@ def heuristic_nouns(text: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _spacy_nlp() -> Any:
+    if importlib.util.find_spec("en_core_web_sm") is None:  # without the model spaCy cannot
+        return None  # tag; importing spaCy only to learn that costs ~3 s per process
     try:
         import spacy
 
