@@ -147,7 +147,8 @@ def _run(args: argparse.Namespace, temperature: float) -> int:
                                            if r.prompt_ids else
                                            {"messages": student_messages(r.public)}),
                         "response": r.response_text, "reward": r.reward,
-                        "action_valid": r.action_valid, "done": r.done, "score": r.score,
+                        "action_valid": r.action_valid, "parse_error": r.parse_error,
+                        "done": r.done, "score": r.score,
                         "won": r.won} for r in batch.rows
                        if (slot := slots[r.group_id]) is not None)
 
@@ -165,7 +166,33 @@ def _run(args: argparse.Namespace, temperature: float) -> int:
     Console().print(f"{env_id} {args.split}: success {statistics.fmean(success):.3f} ± {std:.3f}, "
                     f"score {statistics.fmean(score):.3f} over {args.seeds} seeds × "
                     f"{len(panel)} panel tasks; trajectories: {out}")
+    for line in action_format_lines(records):
+        print(line)  # not wrapped: a log line to grep
     return 0
+
+
+def action_format_lines(turns: list[dict]) -> list[str]:
+    """What went wrong with the policy's actions, from the written turn records: how many turns
+    had no parsable action (the wrapper found no tagged block; ``parse_error``) and how many
+    parsed actions the env refused (``action_valid`` false), each with the first offending
+    response, so a format problem reads differently from a weak policy. Empty when every turn
+    parsed and was valid."""
+    total = len(turns)
+    unparsed = [t for t in turns if t.get("parse_error")]
+    refused = [t for t in turns if not t.get("parse_error") and not t.get("action_valid", True)]
+    lines = []
+    if unparsed:
+        lines.append(f"{len(unparsed)} of {total} turns had no parsable action "
+                     f"({unparsed[0]['parse_error']}); first such response: "
+                     f"{_clip(unparsed[0].get('response', ''))!r}")
+    if refused:
+        lines.append(f"{len(refused)} of {total} turns sent an action the env refused as "
+                     f"invalid; first such response: {_clip(refused[0].get('response', ''))!r}")
+    return lines
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def run_eval(args: argparse.Namespace) -> int:

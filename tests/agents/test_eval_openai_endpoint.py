@@ -32,10 +32,12 @@ class StandIn:
         questions = generated_dataset(0, "tiny").questions["test"]
         self.answers = {q.question: q.answers[0] for q in questions}
         self.paths: list[str] = []
-        self.mode = "ok"  # "ok" | "slow" | "malformed"
+        self.mode = "ok"  # "ok" | "slow" | "malformed" | "untagged"
 
     def reply_text(self, prompt: str) -> str:
         found = [a for q, a in self.answers.items() if q in prompt]
+        if self.mode == "untagged":  # the right command without the env's tags
+            return f"search[{found[0] if found else 'x'}]"
         return f"<answer>{found[0]}</answer>" if found else "<answer>no idea</answer>"
 
 
@@ -99,6 +101,22 @@ def test_chat_mode_wins_through_the_server(stand_in, tmp_path, capsys) -> None:
     rows = [json.loads(line) for line in (tmp_path / "traj.jsonl").read_text().splitlines()]
     assert len(rows) == 3 and all(r["won"] for r in rows)
     assert all("Gold answer" not in json.dumps(r["messages"]) for r in rows)
+
+
+def test_a_policy_that_never_tags_its_action_is_told_so(stand_in, tmp_path, capsys) -> None:
+    state, url = stand_in
+    state.mode = "untagged"
+    assert main(eval_args(url, tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert "success 0.000" in out
+    rows = [json.loads(line) for line in (tmp_path / "traj.jsonl").read_text().splitlines()]
+    assert rows and all(r["parse_error"] for r in rows)
+    assert (f"{len(rows)} of {len(rows)} turns had no parsable action (no complete "
+            "<search>...</search> or <answer>...</answer> block in the response); first such "
+            "response: 'search[") in out
+    state.mode = "ok"
+    assert main(eval_args(url, tmp_path)) == 0
+    assert "parsable" not in capsys.readouterr().out  # nothing to say when every turn parsed
 
 
 def test_completions_mode_renders_with_the_warm_starts_template(stand_in, tmp_path, capsys) -> None:
