@@ -104,8 +104,11 @@ def run_preset(preset, out: Path, args: argparse.Namespace, jobs: int, console,
         from benchmarks.protocol.ray_dispatch import RayDispatch
 
         dispatch = RayDispatch(args.ray_address, args.ray_cpus_per_cell, args.ray_gpus_per_cell)
-    result = run_matrix(preset, out, on_cell=lambda c, s: console.print(f"{s:>7}  {c.key}"),
-                        dispatch=dispatch, jobs=jobs)
+    from benchmarks.protocol.progress import CellProgress
+
+    progress = CellProgress(len(cells), lambda line: console.print(line, markup=False,
+                                                                   highlight=False))
+    result = run_matrix(preset, out, on_cell=progress, dispatch=dispatch, jobs=jobs)
     report = write_report(result, out, f"sdgym benchmark — {preset.name}", args.cost_measure)
     if show_report:
         console.print(report.read_text(), markup=False, highlight=False)  # Markdown as written

@@ -44,6 +44,12 @@ def _start_worker(tie: ParentTie) -> None:
     import torch
 
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    try:  # a cell loads models many times: no per-load "Loading weights" bars in the run's log
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    except ImportError:
+        pass
 
 
 BROKEN_POOL_RETRIES = 1

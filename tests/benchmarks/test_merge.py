@@ -221,3 +221,24 @@ def test_shipped_suites_name_existing_presets_and_no_suite_shadows_a_preset() ->
     envs = {env for part in four.parts for env in load_benchmark_preset(part).envs}
     assert envs == {"sdgym/ALFWorld-v0", "sdgym/ScienceWorld-v0", "sdgym/SearchQA-v0",
                     "sdgym/WebShop-v0"}
+
+
+def test_progress_lines_count_cells_and_estimate_the_rest_from_cells_run_here() -> None:
+    from types import SimpleNamespace
+
+    from benchmarks.protocol.progress import CellProgress
+
+    now = [0.0]
+    lines: list[str] = []
+    progress = CellProgress(4, lines.append, clock=lambda: now[0])
+    progress(SimpleNamespace(key="a"), "cached")  # no time spent here: no ETA from it
+    now[0] = 100.0
+    progress(SimpleNamespace(key="b"), "done")
+    now[0] = 200.0
+    progress(SimpleNamespace(key="c"), "failed")
+    now[0] = 290.0
+    progress(SimpleNamespace(key="d"), "done")
+    assert lines[0] == "[1/4]  cached  a  elapsed 0s  ETA -"
+    assert lines[1] == "[2/4]    done  b  elapsed 1m40s  ETA 3m20s"  # 100 s per cell run, 2 left
+    assert lines[2] == "[3/4]  failed  c  elapsed 3m20s  ETA 1m40s"
+    assert lines[3] == "[4/4]    done  d  elapsed 4m50s  all cells done"
