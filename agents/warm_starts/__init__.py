@@ -22,9 +22,11 @@ from typing import Any
 
 from agents.prompt_format import add_prompt_format
 from agents.prompts import PromptLimits
+from agents.warm_starts.model_card import RECORD_FILE, write_model_card
 
 HERE = Path(__file__).parent
-RECORD_FILE = "sdgym_warm_start.json"
+__all__ = ["RECORD_FILE", "export_warm_start", "resolve_model", "shipped_warm_starts",
+           "warm_start_record", "write_model_card"]
 
 
 def shipped_warm_starts() -> dict[str, Path]:
@@ -118,6 +120,7 @@ def export_warm_start(source: Path, target: Path, record: dict[str, Any]) -> Pat
             add_prompt_format(staging, config["env_id"], PromptLimits.from_dict(limits))
         record = {**record, "weights_sha256": weights_digest(staging)}
         (staging / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n")
+        write_model_card(staging)  # README.md: the Hugging Face model card, from the record
         for path in [staging, *staging.iterdir()]:  # mkdtemp's 0700 would follow the folder around
             path.chmod(0o755 if path.is_dir() else 0o644)
         if target.exists():

@@ -120,3 +120,27 @@ def premise_table_lines(record: dict[str, Any], methods: Iterable[str]) -> list[
                      f"{row.tasks} of {row.panel_tasks} | {_fmt(row.student)} | "
                      f"{_fmt(row.teacher)} | {_fmt(row.difference, signed=True)} | {verdict} |")
     return lines + [""]
+
+
+def _triple(value: Interval | None) -> list[float | None] | None:
+    return None if value is None else [value.point, value.low, value.high]
+
+
+def warm_start_measurement(record: dict[str, Any], date: str, commit: str, command: str
+                           ) -> dict[str, Any]:
+    """A premise record as a warm start's ``measured`` entry
+    (:func:`agents.warm_starts.model_card.add_measurement`): the student over the whole panel and
+    each context's teacher, difference and verdict, with 95% intervals."""
+    seeds = [int(s) for s in record.get("rollout_seeds", [])]
+    panel = [int(t) for t in record.get("tasks", [])]
+    student = _matrix(record.get("student", {}).get("outcomes", []), panel, seeds)
+    teachers = {}
+    for row in premise_rows(record):
+        verdict = "met" if row.met else ("not measured" if row.difference is None else "not met")
+        teachers[row.context] = {"tasks_covered": f"{row.tasks} of {row.panel_tasks}",
+                                 "teacher": _triple(row.teacher),
+                                 "difference": _triple(row.difference), "premise": verdict}
+    return {"date": date, "commit": commit, "command": command, "split": record.get("split"),
+            "tasks": len(panel), "rollout_seeds": len(seeds),
+            "student": _triple(mean_interval(student)) if student is not None else None,
+            "teachers": teachers}

@@ -55,3 +55,38 @@ def test_report_marks_the_head_and_shows_the_table(tmp_path) -> None:
     text = write_report(result, tmp_path, "t").read_text()
     assert "| skill_sd (premise not met) |" in text and "| opsd |" in text
     assert "Teacher premise at step 0" in text and "| privileged | opsd |" in text
+
+
+def test_a_premise_becomes_a_warm_start_measurement_and_its_model_card(tmp_path) -> None:
+    """The measured entry carries the table's intervals and verdicts; recording it rewrites the
+    card from the record and leaves the weights (and their hash) as they were."""
+    import json
+    import shutil
+
+    from agents.warm_starts import RECORD_FILE, shipped_warm_starts, weights_digest
+    from agents.warm_starts.model_card import CARD_FILE, add_measurement
+    from benchmarks.protocol.premise import warm_start_measurement
+
+    entry = warm_start_measurement(_record(), "2026-12-06", "abc1234", "sdgym benchmark --x")
+    rows = {r.context: r for r in premise_rows(_record())}
+    assert entry["split"] == "easy_val" and entry["tasks"] == 40 and entry["rollout_seeds"] == 2
+    assert entry["teachers"]["privileged"]["premise"] == "met"
+    assert entry["teachers"]["skills"]["premise"] == "not met"
+    assert entry["teachers"]["sibling"]["premise"] == "not measured"
+    difference = rows["privileged"].difference
+    assert entry["teachers"]["privileged"]["difference"] == [difference.point, difference.low,
+                                                             difference.high]
+    folder = tmp_path / "alfworld-easy-sft"
+    shutil.copytree(shipped_warm_starts()["alfworld-easy-sft"], folder)
+    before = weights_digest(folder)
+    card = add_measurement(folder, entry).read_text()
+    assert json.loads((folder / RECORD_FILE).read_text())["measured"][-1] == entry
+    assert weights_digest(folder) == before == json.loads(
+        (folder / RECORD_FILE).read_text())["weights_sha256"]
+    assert f"| privileged | 40 of 40 | {rows['privileged'].teacher.fmt(3)} | " in card
+    assert f"{difference.fmt(3, signed=True)} | met |" in card
+    assert "Measured 2026-12-06 on commit `abc1234`" in card and card == (folder / CARD_FILE
+                                                                          ).read_text()
+    add_measurement(folder, {**entry, "commit": "def5678"})  # same split: replaced, not added
+    assert [m["commit"] for m in json.loads((folder / RECORD_FILE).read_text())["measured"]
+            ] == ["def5678"]
