@@ -47,6 +47,8 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import unicodedata
 import zlib
 from collections.abc import Mapping
@@ -136,6 +138,17 @@ def clean_action(action: Any, max_length: int) -> tuple[str | None, str | None]:
     return command, None
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with every ``os.PathLike`` (at any depth of dicts, lists and tuples) as a string."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(json_safe(item) for item in value)
+    return value
+
+
 class TextEnv(gym.Env[str, str]):
     """Base class of the sdgym environments (see the module docstring for the hooks).
 
@@ -162,6 +175,19 @@ class TextEnv(gym.Env[str, str]):
     skills: ClassVar[dict[str, str]] = {}
     """Task type → guidance text for the ``skills`` teacher context, plus a ``"default"`` entry
     for task types without their own text."""
+
+    @property
+    def spec(self) -> gym.envs.registration.EnvSpec | None:
+        """The env's spec (set by ``gym.make``), with its ``kwargs`` made JSON-safe: paths given
+        as ``pathlib.Path`` (e.g. ALFWorld's ``data_path={"train": Path(...)}``) are kept as
+        strings, so ``spec.to_json()`` and ``gym.make(EnvSpec.from_json(...))`` work."""
+        return self.__dict__.get("_spec")
+
+    @spec.setter
+    def spec(self, value: gym.envs.registration.EnvSpec | None) -> None:
+        if value is not None and value.kwargs:
+            value = dataclasses.replace(value, kwargs=json_safe(value.kwargs))
+        self.__dict__["_spec"] = value
 
     def __new__(cls, *args: Any, **kwargs: Any) -> TextEnv:
         env = super().__new__(cls)

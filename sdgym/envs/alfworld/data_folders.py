@@ -11,9 +11,11 @@
 * any other folder of game folders, played by every split;
 * a dict ``{split: folder}``.
 
-A path that does not exist, or a split folder whose every game is unchecked (``"solvable":
-null``), is an error naming it; unchecked games next to playable ones are skipped with one
-warning that counts them.
+A dict's keys may be sdgym's split names or upstream's (``valid_seen``, ``valid_unseen``); its
+values ``str`` or ``pathlib.Path``. Games with ``"solvable": null`` (written by
+``alfworld-generate`` before its solver runs) are checked once by the planner and the verdict
+cached (:mod:`.verdicts`); the solvable ones are played, and one warning counts them. A path that
+does not exist, or a split folder with no playable game, is an error naming it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from sdgym.envs.alfworld.game_io import find_game_folders
 from sdgym.envs.alfworld.splits import SPLITS, canonical_split
+from sdgym.envs.alfworld.verdicts import is_solvable
 
 OFFICIAL_ROOT = "json_2.1.1"
 SPLIT_FOLDERS: dict[str, tuple[str, ...]] = {
@@ -32,12 +35,16 @@ SPLIT_FOLDERS: dict[str, tuple[str, ...]] = {
     "easy": ("easy",),
 }
 """sdgym split -> folder names that hold it (upstream's name first)."""
+UPSTREAM_NAMES: dict[str, str] = {name: split for split, names in SPLIT_FOLDERS.items()
+                                  for name in names}
+"""A folder or upstream split name (``valid_seen``) -> the sdgym split it holds."""
 
 
 def split_roots(data_path: str | Path | dict[str, str | Path]) -> dict[str, Path]:
     """The folder each split reads (splits without one are left out)."""
     if isinstance(data_path, dict):
-        roots = {canonical_split(split): Path(path) for split, path in data_path.items()}
+        roots = {canonical_split(UPSTREAM_NAMES.get(split, split)): Path(path)
+                 for split, path in data_path.items()}
     else:
         root = Path(data_path)
         if not root.is_dir():
@@ -61,17 +68,19 @@ def split_folders(data_path: str | Path | dict[str, str | Path]) -> dict[str, li
     """The playable game folders of each split, for :class:`~.env.ALFWorldEnv`."""
     roots = split_roots(data_path)
     found = {path: find_game_folders(path) for path in set(roots.values())}
+    playable: dict[Path, list[Path]] = {}
     for path, games in sorted(found.items()):
-        if games.unchecked and not games.folders:
+        checked = [folder for folder in games.unchecked if is_solvable(folder)]
+        playable[path] = sorted([*games.folders, *checked])
+        if games.unchecked and not playable[path]:
             raise ValueError(
-                f'ALFWorld data_path {path}: all {games.unchecked} games have "solvable": null '
-                "(not yet checked by alfworld's solver), so there is nothing to play"
-            )
+                f'ALFWorld data_path {path}: none of its {len(games.unchecked)} games with '
+                '"solvable": null could be solved by the planner, so there is nothing to play')
         if games.unchecked:
             warnings.warn(
-                f"ALFWorld data_path {path}: skipped {games.unchecked} games with "
-                f'"solvable": null (not yet checked by alfworld\'s solver); '
-                f"{len(games.folders)} playable",
+                f'ALFWorld data_path {path}: checked {len(games.unchecked)} games with "solvable": '
+                f"null by planning them (verdicts cached): {len(checked)} solvable, "
+                f"{len(games.unchecked) - len(checked)} not; {len(playable[path])} playable",
                 stacklevel=3,
             )
-    return {split: found[path].folders for split, path in roots.items()}
+    return {split: playable[path] for split, path in roots.items()}

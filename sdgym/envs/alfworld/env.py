@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 from sdgym.core import EngineStep, InvalidAction, TextEnv
 from sdgym.envs.alfworld import speedups
 from sdgym.envs.alfworld.data_folders import split_folders
-from sdgym.envs.alfworld.engine import reset_game, start_game, step_game
+from sdgym.envs.alfworld.engine import close_game, reset_game, start_game, step_game
 from sdgym.envs.alfworld.expert import Expert
 from sdgym.envs.alfworld.game_io import GameFiles, read_game
 from sdgym.envs.alfworld.generator import load_generated
@@ -166,7 +166,7 @@ class ALFWorldEnv(TextEnv):
 
     def _close_game(self) -> None:
         if self._game is not None:
-            self._game.close()
+            close_game(self._game)  # its libdownward copy goes back to the process's pool
         self._game, self._loaded_key = None, None
 
 

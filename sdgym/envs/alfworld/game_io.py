@@ -106,16 +106,18 @@ class GameFolders:
     """The playable game folders under one root, and how many were left out as unchecked."""
 
     folders: list[Path]
-    unchecked: int
+    unchecked: list[Path]
     """Games whose ``game.tw-pddl`` says ``"solvable": null`` (or has no ``solvable`` key):
-    ``alfworld-generate`` writes them before its solver ran; alfworld skips them too."""
+    ``alfworld-generate`` writes them before its solver ran (alfworld skips them; sdgym checks
+    them, :mod:`.verdicts`)."""
 
 
 def find_game_folders(root: str | Path) -> GameFolders:
     """Every folder under ``root`` with a ``traj_data.json`` and a game, sorted; games known
-    unsolvable (``"solvable": false``) or unchecked (``null``) and ALFRED's movable/sliced trials
-    are skipped, as alfworld's ``AlfredTWEnv.collect_game_files`` does."""
-    folders, unchecked = [], 0
+    unsolvable (``"solvable": false``) and ALFRED's movable/sliced trials are skipped, as
+    alfworld's ``AlfredTWEnv.collect_game_files`` does; unchecked ones (``null``) are listed apart."""
+    folders: list[Path] = []
+    unchecked: list[Path] = []
     for traj in sorted(Path(root).rglob(TRAJ_FILE)):
         folder = traj.parent
         if "movable" in str(folder) or "Sliced" in str(folder):
@@ -124,7 +126,7 @@ def find_game_folders(root: str | Path) -> GameFolders:
         if game_path.exists():
             solvable = json.loads(game_path.read_text()).get("solvable")
             if solvable is None:
-                unchecked += 1
+                unchecked.append(folder)
             if not solvable:
                 continue
         elif not (folder / "initial_state.pddl").exists():

@@ -57,21 +57,76 @@ def test_flat_folder_and_dict_still_work(tmp_path) -> None:
     assert split.task_count("test") == 2 and split.task_count("train") == 0
 
 
-def test_unchecked_games_are_counted_in_one_warning(tmp_path) -> None:
+def test_unchecked_games_are_planned_once_and_counted_in_one_warning(tmp_path, monkeypatch) -> None:
+    """Stub games cannot be solved: the planner says so, the verdicts are cached, and the
+    folder's checked games are counted in one warning."""
+    monkeypatch.setenv("SDGYM_CACHE", str(tmp_path / "cache"))
     for i, solvable in enumerate([True, True, None, "missing", False]):
         _stub_game(tmp_path / "train" / f"g{i}", solvable)
-    with pytest.warns(UserWarning, match=r"skipped 2 games with \"solvable\": null") as caught:
+    with pytest.warns(UserWarning, match=r"checked 2 games with \"solvable\": null by planning "
+                                         r"them \(verdicts cached\): 0 solvable, 2 not") as caught:
         env = ALFWorldEnv(data_path=tmp_path)
     assert len(caught) == 1 and str(tmp_path / "train") in str(caught[0].message)
     assert env.task_count("train") == 2
+    verdicts = sorted((tmp_path / "cache" / "alfworld" / "verdicts").glob("*.json"))
+    assert len(verdicts) == 2 and all(not json.loads(v.read_text())["solvable"] for v in verdicts)
 
 
-def test_folder_of_only_unchecked_games_says_why(tmp_path) -> None:
+def test_folder_of_only_unsolvable_unchecked_games_says_why(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SDGYM_CACHE", str(tmp_path / "cache"))
     for i in range(3):
         _stub_game(tmp_path / "valid_seen" / f"g{i}", None)
-    with pytest.raises(ValueError, match=r"all 3 games have \"solvable\": null") as error:
+    with pytest.raises(ValueError, match=r"none of its 3 games with \"solvable\": null could be "
+                                         r"solved") as error:
         ALFWorldEnv(data_path=tmp_path)
     assert str(tmp_path / "valid_seen") in str(error.value)
+
+
+@pytest.mark.slow
+def test_an_unchecked_solvable_game_is_played_and_its_verdict_reused(tmp_path, monkeypatch) -> None:
+    """A game as ``alfworld-generate`` writes it before solving (``"solvable": null``, no
+    walkthrough) is planned once, played, and not planned again by the next env."""
+    source = read_game(game_folder("easy", 0))
+    monkeypatch.setenv("SDGYM_CACHE", str(tmp_path / "cache"))
+    trial = tmp_path / "json_2.1.1" / "valid_unseen" / "pick_and_place_simple-X-None-Y-1" / "trial_T0"
+    trial.mkdir(parents=True)
+    game = {k: v for k, v in source.game.items() if k != "walkthrough"}
+    (trial / GAME_FILE).write_text(json.dumps({**game, "solvable": None}))
+    (trial / TRAJ_FILE).write_text(json.dumps(source.traj))
+    with pytest.warns(UserWarning, match="1 solvable, 0 not; 1 playable"):
+        env = gym.make("sdgym/ALFWorld-v0", data_path=tmp_path)
+    try:
+        _, info = env.reset(options={"split": "test", "task_index": 0})
+        for action in info["privileged"]["expert_plan"]:
+            _, _, terminated, _, info = env.step(action)
+        assert info["won"] and terminated
+    finally:
+        env.close()
+    from sdgym.envs.alfworld import verdicts
+
+    monkeypatch.setattr(verdicts, "_plan", lambda folder: pytest.fail("planned twice"))
+    with pytest.warns(UserWarning, match="1 solvable"):
+        assert ALFWorldEnv(data_path=tmp_path).task_count("test") == 1
+    assert json.loads(trial.joinpath(GAME_FILE).read_text())["solvable"] is None  # not written
+
+
+def test_a_dict_of_paths_with_upstream_split_names_works_and_survives_to_json(tmp_path) -> None:
+    from gymnasium.envs.registration import EnvSpec
+
+    for i in range(2):
+        _stub_game(tmp_path / "games" / f"g{i}")
+    env = gym.make("sdgym/ALFWorld-v0", data_path={"valid_seen": tmp_path / "games",
+                                                   "valid_unseen": tmp_path / "games"})
+    try:
+        assert env.unwrapped.task_count("val") == 2 and env.unwrapped.task_count("test") == 2
+        spec = EnvSpec.from_json(env.spec.to_json())
+        assert spec.kwargs["data_path"] == {"valid_seen": str(tmp_path / "games"),
+                                            "valid_unseen": str(tmp_path / "games")}
+        again = gym.make(spec)
+        assert again.unwrapped.task_count("test") == 2
+        again.close()
+    finally:
+        env.close()
 
 
 def test_nonexistent_data_path_fails_at_construction_naming_it(tmp_path) -> None:
