@@ -49,7 +49,6 @@ def run(args: argparse.Namespace) -> int:
     check_writable(out)
     jobs = usable_cores() if args.jobs is None else args.jobs
     check_at_least("--jobs", jobs)
-    out.mkdir(parents=True, exist_ok=True)
     console = Console()
     if suite is None:
         return run_preset(presets[0], out, args, jobs, console, show_report=True)
@@ -78,9 +77,8 @@ def run_preset(preset, out: Path, args: argparse.Namespace, jobs: int, console,
     from benchmarks.protocol.matrix import plan, run_matrix
     from benchmarks.protocol.report import write_report
 
-    out.mkdir(parents=True, exist_ok=True)
     cells, notes = plan(preset)
-    if args.dry_run:
+    if args.dry_run:  # creates nothing (a later real run may then move folders into place)
         from benchmarks.protocol.projection import project
 
         projection = project(cells, out, preset)
@@ -99,6 +97,7 @@ def run_preset(preset, out: Path, args: argparse.Namespace, jobs: int, console,
         console.print(f"projected total: {total / 60:.1f} min (basis: {', '.join(bases)})")
         print_memory_plans(cells, preset, out)
         return 0
+    out.mkdir(parents=True, exist_ok=True)
     dispatch = None
     if args.ray or args.ray_address:
         from benchmarks.protocol.ray_dispatch import RayDispatch

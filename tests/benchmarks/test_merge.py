@@ -242,3 +242,11 @@ def test_progress_lines_count_cells_and_estimate_the_rest_from_cells_run_here() 
     assert lines[1] == "[2/4]    done  b  elapsed 1m40s  ETA 3m20s"  # 100 s per cell run, 2 left
     assert lines[2] == "[3/4]  failed  c  elapsed 3m20s  ETA 1m40s"
     assert lines[3] == "[4/4]    done  d  elapsed 4m50s  all cells done"
+
+
+def test_a_dry_run_of_a_suite_creates_no_folder(tmp_path, capsys) -> None:
+    out = tmp_path / "four"
+    assert main(["benchmark", "--preset", "cpu-four-settings", "--out", str(out), "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "part 1 of 4: cpu-alfworld" in printed and "part 4 of 4: cpu-premise" in printed
+    assert not out.exists()
