@@ -156,3 +156,53 @@ def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
     """Per-position entropy of the categorical distribution given by ``logits``."""
     log_probs = torch.log_softmax(logits.float(), dim=-1)
     return -(log_probs.exp() * log_probs).sum(dim=-1)
+
+
+@dataclass
+class LossTerms:
+    """The micro-batch loss and its parts (:func:`compose_loss`)."""
+
+    loss: torch.Tensor
+    policy_loss: torch.Tensor
+    entropy: torch.Tensor
+    kl: torch.Tensor
+    stats: dict[str, float]
+
+
+def compose_loss(
+    logprobs: torch.Tensor,
+    logits: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    weight: float,
+    config: GRPOConfig,
+    entropy_coef: float,
+    kl_coef: float,
+    reference_logprobs: torch.Tensor | None = None,
+    replace_loss: torch.Tensor | None = None,
+    aux_loss: torch.Tensor | None = None,
+) -> LossTerms:
+    """One micro-batch's share of the step's loss, every term in one place:
+
+    ``L = −β·H·w + (L_head if a head replaces the loss else L_clip·w + L_aux) + λ_KL·KL·w``
+
+    with ``L_clip`` :func:`clipped_policy_loss` on ``advantages`` (GRPO's, or a head's reshaped
+    ones), ``H`` the token-mean entropy, ``KL`` the token-mean k3 estimate to the reference
+    (when ``reference_logprobs`` are given) and ``w`` the micro-batch's share of the batch's
+    response tokens (so the sum over micro-batches is the batch's token mean). A head's
+    ``replace_loss`` / ``aux_loss`` are already normalised over the batch by the head."""
+    policy_loss, stats = clipped_policy_loss(logprobs, old_logprobs, advantages, mask, config)
+    entropy = masked_mean(entropy_from_logits(logits), mask)
+    loss = -entropy_coef * entropy * weight
+    if replace_loss is not None:
+        loss = loss + replace_loss
+    else:
+        loss = loss + policy_loss * weight
+        if aux_loss is not None:
+            loss = loss + aux_loss
+    kl = torch.zeros(())
+    if reference_logprobs is not None:
+        kl = masked_mean(low_variance_kl(logprobs, reference_logprobs), mask)
+        loss = loss + kl_coef * kl * weight
+    return LossTerms(loss, policy_loss, entropy, kl, stats)

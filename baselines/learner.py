@@ -22,7 +22,7 @@ summed gradient is that of one loss over the whole batch, whatever ``micro_batch
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,14 +33,7 @@ from agents.rollout import TurnRow
 from baselines.config import TrainConfig
 from baselines.cost import PhaseTimer
 from baselines.distributed import DataParallel
-from baselines.grpo import (
-    clipped_policy_loss,
-    entropy_from_logits,
-    group_advantages,
-    low_variance_kl,
-    masked_mean,
-    row_returns,
-)
+from baselines.grpo import compose_loss, group_advantages, row_returns
 from baselines.heads import HeadBatch, HeadOutput, TeacherHead
 from baselines.heads.base import LossTotals, categorical_kl
 from baselines.policy_forward import response_forward
@@ -93,7 +86,9 @@ class Learner:
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                  head: TeacherHead, teachers: TeacherWeights, config: TrainConfig, pad_id: int,
                  timer: PhaseTimer | None = None, parallel: DataParallel | None = None,
-                 precision: Precision | None = None) -> None:
+                 precision: Precision | None = None,
+                 teacher_prompts: Callable[[list[TurnRow]], list[list[int] | None]] | None = None
+                 ) -> None:
         self.model = model
         self.optimizer = optimizer
         self.head = head
@@ -104,6 +99,9 @@ class Learner:
         self.parallel = parallel or DataParallel()
         self.precision = precision or Precision.for_run(config.model.dtype, config.infra.device,
                                                         config.infra.sharding)
+        self.teacher_prompts = teacher_prompts
+        """Builds each row's teacher prompt ids (None: no context), inside the timed teacher
+        phase of :meth:`prepare` when the caller gives no ids."""
         self.sharded = is_sharded(model)
         if head.scope not in ("batch", "micro_batch"):
             raise ValueError(f"head {head.name!r} has unknown scope {head.scope!r}")
@@ -127,11 +125,18 @@ class Learner:
 
     # ------------------------------------------------------------------ phase 1
     @torch.no_grad()
-    def prepare(self, rows: list[TurnRow], teacher_prompt_ids: Sequence[list[int] | None] | None,
-                step: int) -> PreparedBatch:
-        """Phase 1 on this rank's rows; ``teacher_prompt_ids[i]`` None: row i has no context."""
+    def prepare(self, rows: list[TurnRow],
+                teacher_prompt_ids: Sequence[list[int] | None] | None = None,
+                step: int = 0) -> PreparedBatch:
+        """Phase 1 on this rank's rows; ``teacher_prompt_ids[i]`` None: row i has no context.
+        Without ``teacher_prompt_ids``, a head that needs a teacher gets them from
+        :attr:`teacher_prompts`, built in the ``teacher_forward`` phase (their cost is the
+        teacher's)."""
         if not rows:
             raise ValueError("cannot update on an empty rollout batch")
+        if teacher_prompt_ids is None and self.head.needs_teacher and self.teacher_prompts:
+            with self.timer.phase("teacher_forward"):
+                teacher_prompt_ids = self.teacher_prompts(rows)
         if teacher_prompt_ids is not None and len(teacher_prompt_ids) != len(rows):
             raise ValueError(f"head {self.head.name!r} needs one teacher prompt (or None) per row")
         # group members' same-turn rows side by side, so a micro-batch shares their prompt forward
@@ -272,22 +277,15 @@ class Learner:
                 if self.head.scope == "micro_batch":
                     output = self.head.apply(
                         self._head_batch(prepared, index, logprobs, logits, step, width, device))
-                used_adv = output.advantages if output.advantages is not None else advantages
-                policy_loss, stats = clipped_policy_loss(logprobs, old, used_adv, mask, config.grpo)
-                entropy = masked_mean(entropy_from_logits(logits), mask)
-                weight = float(mask.sum()) / max(prepared.totals.tokens, 1.0)
-                loss = -self.entropy_coef * entropy * weight
-                if output.replace_loss is not None:
-                    loss = loss + output.replace_loss
-                else:
-                    loss = loss + policy_loss * weight
-                    if output.aux_loss is not None:
-                        loss = loss + output.aux_loss
-                kl = torch.zeros(())
-                if prepared.reference_logprobs is not None:
-                    reference = prepared.reference_logprobs[index, :width].to(device)
-                    kl = masked_mean(low_variance_kl(logprobs, reference), mask)
-                    loss = loss + self.kl_coef * kl * weight
+                reference = (None if prepared.reference_logprobs is None
+                             else prepared.reference_logprobs[index, :width].to(device))
+                weight = float(mask.sum()) / max(prepared.totals.tokens, 1.0)  # token share
+                terms = compose_loss(
+                    logprobs, logits, old,
+                    output.advantages if output.advantages is not None else advantages, mask,
+                    weight, config.grpo, self.entropy_coef, self.kl_coef, reference,
+                    output.replace_loss, output.aux_loss)
+                loss = terms.loss
                 loss.backward()
             if prepared.teacher_logits is not None:
                 part_kl, part_tokens = _teacher_student_kl(prepared, index, logits, mask)
@@ -296,8 +294,9 @@ class Learner:
             self.timer.count_tokens("trained_context", int(mask.sum())
                                     + sum(len(r.prompt_ids) for r in part))
             sums["loss"] += float(loss.detach())
-            for name, value in {"policy_loss": policy_loss.item(), "entropy": entropy.item(),
-                                "kl": kl.item(), **stats,
+            for name, value in {"policy_loss": terms.policy_loss.item(),
+                                "entropy": terms.entropy.item(), "kl": terms.kl.item(),
+                                **terms.stats,
                                 **{f"head/{k}": v for k, v in output.metrics.items()}}.items():
                 sums[name] += value * weight
         with self.timer.phase("update"):

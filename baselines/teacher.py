@@ -164,3 +164,19 @@ def teacher_contexts(rows: Sequence[TurnRow], context: str, env_id: str) -> list
         else:
             raise ValueError(f"unknown teacher context {context!r}")
     return contexts
+
+
+def teacher_prompt_ids(rows: Sequence[TurnRow], context: str, env_id: str, budget_chars: int,
+                       render: Callable[[list[dict[str, str]]], str],
+                       tokenizer: Callable[..., dict]) -> list[list[int] | None]:
+    """The teacher prompt of each row as token ids: the row's student prompt with its
+    ``context`` (:func:`teacher_contexts`) added, rendered with the policy's chat template
+    (``render``) and tokenized; ``None`` where the row has no context."""
+    prompt_ids: list[list[int] | None] = []
+    for row, text in zip(rows, teacher_contexts(rows, context, env_id), strict=True):
+        if text is None:
+            prompt_ids.append(None)
+            continue
+        rendered = render(teacher_messages(row.public, text, budget_chars))
+        prompt_ids.append(tokenizer(rendered, add_special_tokens=False)["input_ids"])
+    return prompt_ids

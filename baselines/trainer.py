@@ -27,7 +27,7 @@ from agents.backends.hf import HFBackend
 from agents.backends.vllm_backend import colocated_vllm
 from agents.model_loading import load_model
 from agents.panel import evaluate_on_panel, task_panel
-from agents.prompts import PromptLimits, PublicTurn, teacher_messages
+from agents.prompts import PromptLimits, PublicTurn
 from agents.rollout import (
     MessageBuilder,
     RolloutBatch,
@@ -59,7 +59,7 @@ from baselines.sharding import gathered, load_shards, save_shards, shard
 from baselines.teacher import (
     TURN_CONTEXTS,
     TeacherWeights,
-    teacher_contexts,
+    teacher_prompt_ids,
     turn_teacher_messages,
 )
 from baselines.warm_start import warm_start
@@ -158,7 +158,8 @@ class Trainer:
         self.backend = self._policy_backend(model_dir)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.grpo.lr, weight_decay=0.0)
         self.learner = Learner(self.model, self.optimizer, self.head, self.teachers, config,
-                               self.pad_id, self.timer, self.parallel, self.precision)
+                               self.pad_id, self.timer, self.parallel, self.precision,
+                               teacher_prompts=self._teacher_prompt_ids)
         self._training_engine: RolloutEngine | None = None  # built on first use (see engine)
         self.validation_engine: RolloutEngine | None = None
         self.teacher_validation_engine: RolloutEngine | None = None
@@ -291,7 +292,7 @@ class Trainer:
         config = self.config
         rows = batch.rows
         self.model.eval()
-        prepared = self.learner.prepare(rows, self._teacher_prompt_ids(rows), step)
+        prepared = self.learner.prepare(rows, step=step)
         metrics: dict[str, Any] = {}
         self.model.train()
         for _ in range(config.grpo.ppo_epochs):
@@ -315,19 +316,11 @@ class Trainer:
         })
         return metrics
 
-    def _teacher_prompt_ids(self, rows: list[TurnRow]) -> list[list[int] | None] | None:
-        """Teacher prompt ids per row (``None`` rows have no teacher context)."""
-        if not self.head.needs_teacher:
-            return None
-        contexts = teacher_contexts(rows, self.head.context, self.config.env_id)
-        prompt_ids: list[list[int] | None] = []
-        for row, context in zip(rows, contexts):
-            if context is None:
-                prompt_ids.append(None)
-                continue
-            text = self.render(teacher_messages(row.public, context, self.head.context_budget_chars))
-            prompt_ids.append(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-        return prompt_ids
+    def _teacher_prompt_ids(self, rows: list[TurnRow]) -> list[list[int] | None]:
+        """Teacher prompt ids per row (:func:`baselines.teacher.teacher_prompt_ids`); the
+        learner calls this inside its timed teacher phase."""
+        return teacher_prompt_ids(rows, self.head.context, self.config.env_id,
+                                  self.head.context_budget_chars, self.render, self.tokenizer)
 
     @property
     def policy_temperature(self) -> float:

@@ -97,3 +97,42 @@ def test_validation_auc_and_stability_figures() -> None:
     assert validation_auc([0, 5], [0.2, 0.2], horizon=10) == pytest.approx(0.1)
     assert largest_drop([0.2, 0.6, 0.1, 0.5]) == pytest.approx(0.5)
     assert steps_below_half_best([0, 5, 10, 15], [0.8, 0.3, 0.9, 0.9]) == 5
+
+
+def test_compose_loss_sums_every_term_as_the_docstring_says() -> None:
+    """L = −β·H·w + L_clip·w + L_aux + λ·KL·w, or −β·H·w + L_head + λ·KL·w when a head replaces
+    the loss; each term checked against its own function."""
+    import torch
+
+    from baselines.grpo import (
+        GRPOConfig,
+        clipped_policy_loss,
+        compose_loss,
+        entropy_from_logits,
+        low_variance_kl,
+        masked_mean,
+    )
+
+    torch.manual_seed(0)
+    logits = torch.randn(3, 5, 11)
+    ids = torch.randint(0, 11, (3, 5))
+    logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+    old, reference = logprobs + 0.05 * torch.randn(3, 5), logprobs + 0.1 * torch.randn(3, 5)
+    advantages = torch.randn(3, 5)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    mask[2, 3:] = False
+    config, weight, beta, lam = GRPOConfig(), 0.4, 0.01, 0.2
+    aux, replace = torch.tensor(0.7), torch.tensor(-1.3)
+    entropy = masked_mean(entropy_from_logits(logits), mask)
+    policy, _ = clipped_policy_loss(logprobs, old, advantages, mask, config)
+    kl = masked_mean(low_variance_kl(logprobs, reference), mask)
+    added = compose_loss(logprobs, logits, old, advantages, mask, weight, config, beta, lam,
+                         reference, aux_loss=aux)
+    assert torch.allclose(added.loss, -beta * entropy * weight + policy * weight + aux
+                          + lam * kl * weight)
+    replaced = compose_loss(logprobs, logits, old, advantages, mask, weight, config, beta, lam,
+                            reference, replace_loss=replace, aux_loss=aux)
+    assert torch.allclose(replaced.loss, -beta * entropy * weight + replace + lam * kl * weight)
+    plain = compose_loss(logprobs, logits, old, advantages, mask, weight, config, beta, lam)
+    assert plain.kl.item() == 0.0 and torch.allclose(plain.loss, -beta * entropy * weight
+                                                     + policy * weight)
