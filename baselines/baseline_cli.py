@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from baselines.reference.run import ALGOS, run_baseline
-from sdgym.registration import ENVIRONMENTS, entry_for, implemented
+from sdgym.registration import all_environments, entry_for, implemented
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,7 +75,7 @@ def run_policies(args: argparse.Namespace) -> int:
     unknown = [a for a in algos if a not in ALGOS]
     if unknown:
         raise ValueError(f"unknown --algo {unknown}; choose from {sorted(ALGOS)}")
-    entries = {e.env_id: e for e in ENVIRONMENTS if implemented(e) and e.installed()}
+    entries = {e.env_id: e for e in all_environments() if implemented(e) and e.installed()}
     available = list(entries)
     env_ids = [entry_for(name).env_id for name in args.env] if args.env else available
     missing = [e for e in env_ids if e not in available]

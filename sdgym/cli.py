@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 
 from sdgym.process_memory import keep_freed_memory
-from sdgym.registration import ENVIRONMENTS, EnvEntry, entry_for, env_class, implemented
+from sdgym.registration import EnvEntry, all_environments, entry_for, env_class, implemented
 
 
 def parse_env_kwargs(pairs: Sequence[str], option: str = "--env-kwarg") -> dict[str, Any]:
@@ -100,7 +100,7 @@ def command_list(args: argparse.Namespace) -> int:
             f"; expert wins within the {STEP_LIMIT}-step limit: "
             + ", ".join(f"{split} ~{share:.0%}" for split, share in EXPERT_CEILING.items()))
     missing_counts = False
-    for entry in ENVIRONMENTS:
+    for entry in all_environments():
         status, splits = "installed", "-"
         if not implemented(entry):
             status = "not in this build"
@@ -345,8 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     keep_freed_memory()  # CPU training reuses freed activations' memory (sdgym.process_memory)
     argv = list(sys.argv[1:] if argv is None else argv)
     requested = next((word for word in argv if not word.startswith("-")), None)
-    args = build_parser(requested).parse_args(argv)
     try:
+        args = build_parser(requested).parse_args(argv)  # may load plugins (a broken one raises)
         return int(args.handler(args))
     except (ValueError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -1,4 +1,15 @@
-"""The four sdgym environment ids, registered as data (entry points are strings: cheap import)."""
+"""The sdgym environment ids, registered as data (entry points are strings: cheap import).
+
+The four built-in envs are :data:`ENVIRONMENTS`. An installed package adds its own by declaring
+an :class:`EnvEntry` in the entry-point group :data:`ENV_ENTRY_POINTS` (``sdgym.envs``), e.g. in
+its ``pyproject.toml``::
+
+    [project.entry-points."sdgym.envs"]
+    echo = "my_package.registration:ECHO"   # an EnvEntry; its entry_point names a TextEnv
+
+:func:`all_environments` lists both; ``import sdgym`` registers both with Gymnasium, and
+``sdgym list`` / ``train`` / ``benchmark`` / ``eval`` use them alike.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +21,7 @@ from typing import Any
 import gymnasium as gym
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EnvEntry:
     """One registered environment: its id, entry point, step limit and optional extra."""
 
@@ -30,51 +41,82 @@ class EnvEntry:
 
 ENVIRONMENTS: tuple[EnvEntry, ...] = (
     EnvEntry(
-        "sdgym/ALFWorld-v0",
-        "sdgym.envs.alfworld.env:ALFWorldEnv",
-        50,
-        "alfworld",
-        ("textworld", "alfworld"),
-        "household tasks on the ALFWorld/TextWorld PDDL engine",
+        env_id="sdgym/ALFWorld-v0",
+        entry_point="sdgym.envs.alfworld.env:ALFWorldEnv",
+        max_episode_steps=50,
+        extra="alfworld",
+        requires=("textworld", "alfworld"),
+        description="household tasks on the ALFWorld/TextWorld PDDL engine",
         test_kwargs={"size": "small"},
     ),
     EnvEntry(
-        "sdgym/ScienceWorld-v0",
-        "sdgym.envs.scienceworld.env:ScienceWorldEnv",
-        30,
-        "scienceworld",
-        ("scienceworld",),
-        "elementary science experiments on the ScienceWorld simulator",
+        env_id="sdgym/ScienceWorld-v0",
+        entry_point="sdgym.envs.scienceworld.env:ScienceWorldEnv",
+        max_episode_steps=30,
+        extra="scienceworld",
+        requires=("scienceworld",),
+        description="elementary science experiments on the ScienceWorld simulator",
         test_kwargs={"task_names": ["chemistry-mix"]},
     ),
     EnvEntry(
-        "sdgym/SearchQA-v0",
-        "sdgym.envs.searchqa.env:SearchQAEnv",
-        4,
-        "searchqa",
-        ("bm25s",),
-        "Search-R1-style retrieval QA over a generated encyclopedia",
+        env_id="sdgym/SearchQA-v0",
+        entry_point="sdgym.envs.searchqa.env:SearchQAEnv",
+        max_episode_steps=4,
+        extra="searchqa",
+        requires=("bm25s",),
+        description="Search-R1-style retrieval QA over a generated encyclopedia",
         test_kwargs={"size": "tiny"},
     ),
     EnvEntry(
-        "sdgym/WebShop-v0",
-        "sdgym.envs.webshop.env:WebShopEnv",
-        15,
-        "webshop",
-        ("rapidfuzz", "bm25s"),
-        "WebShop-style online shopping over a generated catalogue",
+        env_id="sdgym/WebShop-v0",
+        entry_point="sdgym.envs.webshop.env:WebShopEnv",
+        max_episode_steps=15,
+        extra="webshop",
+        requires=("rapidfuzz", "bm25s"),
+        description="WebShop-style online shopping over a generated catalogue",
         test_kwargs={"size": "tiny"},
     ),
 )
 
 
+ENV_ENTRY_POINTS = "sdgym.envs"
+"""Entry-point group through which installed packages add environments (each an EnvEntry)."""
+
+
+@functools.cache
+def plugin_environments() -> tuple[EnvEntry, ...]:
+    """The :class:`EnvEntry` of every installed package's ``sdgym.envs`` entry point (loaded
+    once per process); a ValueError names an entry point that is not an EnvEntry or reuses an
+    id."""
+    from importlib.metadata import entry_points
+
+    found: list[EnvEntry] = []
+    taken = {entry.env_id for entry in ENVIRONMENTS}
+    for point in sorted(entry_points(group=ENV_ENTRY_POINTS), key=lambda p: p.name):
+        entry = point.load()
+        if not isinstance(entry, EnvEntry):
+            raise ValueError(f"entry point {point.name!r} ({point.value}) in group "
+                             f"{ENV_ENTRY_POINTS!r} is a {type(entry).__name__}, not an EnvEntry")
+        if entry.env_id in taken:
+            raise ValueError(f"entry point {point.name!r} ({point.value}) registers "
+                             f"{entry.env_id!r}, which is already registered")
+        taken.add(entry.env_id)
+        found.append(entry)
+    return tuple(found)
+
+
+def all_environments() -> tuple[EnvEntry, ...]:
+    """The built-in environments, then those installed packages add (:data:`ENV_ENTRY_POINTS`)."""
+    return ENVIRONMENTS + plugin_environments()
+
+
 def entry_for(name: str) -> EnvEntry:
     """The entry of ``name``: the full id (``sdgym/SearchQA-v0``), the short one
     (``SearchQA-v0``) or the extra (``searchqa``). Raises ValueError naming the known ids."""
-    for entry in ENVIRONMENTS:
-        if name in (entry.env_id, entry.env_id.split("/")[1], entry.extra):
+    for entry in all_environments():
+        if name in (entry.env_id, entry.env_id.split("/")[-1], entry.extra):
             return entry
-    known = ", ".join(e.env_id for e in ENVIRONMENTS)
+    known = ", ".join(e.env_id for e in all_environments())
     raise ValueError(f"unknown environment {name!r}; known: {known}")
 
 
@@ -103,8 +145,9 @@ def implemented(entry: EnvEntry) -> bool:
 
 
 def register_envs() -> None:
-    """Register every sdgym id with Gymnasium (idempotent)."""
-    for entry in ENVIRONMENTS:
+    """Register every sdgym id, built-in and from installed packages, with Gymnasium
+    (idempotent)."""
+    for entry in all_environments():
         if entry.env_id not in gym.registry:
             gym.register(
                 id=entry.env_id,

@@ -1,7 +1,18 @@
-"""Teacher heads: one small module per self-distillation method, and a registry by name."""
+"""Teacher heads: one small module per self-distillation method, and a registry by name.
+
+A head in this package is one module whose class carries ``@register_head``. An installed
+package adds a head without editing sdgym by naming its :class:`TeacherHead` subclass in the
+entry-point group :data:`HEAD_ENTRY_POINTS` (``sdgym.heads``), e.g. in its ``pyproject.toml``::
+
+    [project.entry-points."sdgym.heads"]
+    my_head = "my_package.heads:MyHead"
+
+``sdgym train --method my_head`` (and a benchmark preset's ``methods``) then use it.
+"""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from baselines.heads.base import HeadBatch, HeadOutput, TeacherHead
@@ -58,15 +69,31 @@ def reference_table() -> str:
     return "\n".join(lines)
 
 
+HEAD_ENTRY_POINTS = "sdgym.heads"
+"""Entry-point group through which installed packages add heads (each a TeacherHead subclass)."""
+
+
+@functools.cache
 def _load_all() -> None:
+    """Import every head module of this package, then every installed package's head."""
     import importlib
     import pkgutil
+    from importlib.metadata import entry_points
 
     import baselines.heads as package
 
     for module in pkgutil.iter_modules(package.__path__):
         if module.name not in ("base", "grpo"):
             importlib.import_module(f"baselines.heads.{module.name}")
+    for point in sorted(entry_points(group=HEAD_ENTRY_POINTS), key=lambda p: p.name):
+        head = point.load()
+        if not (isinstance(head, type) and issubclass(head, TeacherHead) and head.name):
+            raise ValueError(f"entry point {point.name!r} ({point.value}) in group "
+                             f"{HEAD_ENTRY_POINTS!r} is not a TeacherHead subclass with a name")
+        if HEADS.get(head.name, head) is not head:
+            raise ValueError(f"entry point {point.name!r} ({point.value}) registers head "
+                             f"{head.name!r}, which {HEADS[head.name].__module__} already has")
+        HEADS[head.name] = head
 
 
 __all__ = ["HEADS", "GRPOHead", "HeadBatch", "HeadOutput", "TeacherHead", "available_heads", "make_head",

@@ -29,7 +29,7 @@ from baselines.config import preset_path, read_preset
 from baselines.typecheck import check_fields
 from benchmarks.protocol.merge import PLAN_FILE
 from sdgym.cache import atomic_write_text, ran_out_of_disk
-from sdgym.registration import ENVIRONMENTS, implemented
+from sdgym.registration import all_environments, implemented
 
 if TYPE_CHECKING:
     from baselines.config import TrainConfig
@@ -172,7 +172,7 @@ def shipped_weights_digest(model: str) -> str | None:
 
 def installed_envs() -> set[str]:
     """Env ids whose module and extra are installed here."""
-    return {e.env_id for e in ENVIRONMENTS if implemented(e) and e.installed()}
+    return {e.env_id for e in all_environments() if implemented(e) and e.installed()}
 
 
 def plan(preset: BenchmarkPreset) -> tuple[list[Cell], list[str]]:
