@@ -41,12 +41,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="openai backend: seconds per HTTP request")
     parser.add_argument("--max-retries", type=int, default=2,
                         help="openai backend: retries after a connection error, timeout or 5xx")
-    parser.add_argument("--split", default="test")
+    parser.add_argument("--split", default="test",
+                        help="split whose tasks are evaluated (default test; `sdgym list` names "
+                             "each env's splits)")
     parser.add_argument("--episodes", type=int, default=16, help="tasks per rollout seed")
     parser.add_argument("--seeds", type=int, default=8, help="rollout seeds")
-    parser.add_argument("--temperature", type=float, default=None)
-    parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--temperature", type=float, default=None,
+                        help="sampling temperature (default: 0.4 for eval, 1.0 for rollout)")
+    parser.add_argument("--max-new-tokens", type=int, default=64,
+                        help="largest response per turn, in tokens (default 64)")
+    parser.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE",
+                        help="keyword for gym.make, e.g. size=small (repeatable)")
     parser.add_argument("--out", default=None, help="trajectory JSONL file")
     parser.add_argument("--prompt-limit", action="append", default=[], metavar="KEY=VALUE",
                         help="student prompt limits (history, observation_chars, history_chars, "

@@ -82,9 +82,13 @@ class SFTConfig:
     field enters the warm start's cache key."""
 
     steps: int = field(default=150, metadata=SFT_INPUT)
+    """Optimizer steps of the SFT warm start (0: start from the model as it is)."""
     lr: float = field(default=3e-3, metadata=SFT_INPUT)
+    """AdamW learning rate of the SFT warm start."""
     batch_size: int = field(default=16, metadata=SFT_INPUT)
+    """Demonstration turns per SFT step."""
     tasks: int = field(default=200, metadata=SFT_INPUT)
+    """Training-split tasks the expert demonstrations are taken from."""
     context_loss_weight: float = field(default=0.0, metadata=SFT_INPUT)
     """Weight of the prompt tokens' LM loss in SFT (see ``baselines.sft.behaviour_clone``)."""
     warmup_steps: int = field(default=0, metadata=SFT_INPUT)
@@ -116,8 +120,12 @@ class RolloutConfig:
     num_groups: int = 4
     """Tasks per step; each is played ``group_size`` times (one GRPO group)."""
     group_size: int = 4
+    """Episodes per group G: sub-envs reset with the same seed (the same task); advantages are
+    normalised within a group."""
     max_new_tokens: int = 40
+    """Largest response per turn, in tokens (a longer one is cut and usually unparsable)."""
     temperature: float = 1.0
+    """Sampling temperature of training rollouts."""
     prompt: dict[str, Any] = field(default_factory=dict, metadata=SFT_INPUT)
     """Student prompt limits (``agents.prompts.PromptLimits`` fields: history,
     observation_chars, history_chars, max_admissible); empty = the defaults."""
@@ -155,15 +163,22 @@ class EvaluationConfig:
     """Validation during training and the final test (the ``[evaluation]`` table)."""
 
     val_split: str = "easy_val"
+    """Split of the validation panel (the curve and its AUC)."""
     test_split: str = "test"
+    """Split of the final test panel (privileged info hidden)."""
     val_temperature: float = 0.4
+    """Sampling temperature of validation and test episodes."""
     val_every: int = 5
+    """Training steps between validation points (step 0 is always validated)."""
     val_episodes: int = 16
+    """Tasks of the fixed validation panel (one rollout seed each)."""
     val_teacher: bool = True
     """At each validation point, also measure the teacher head's teacher acting with its context
     (``val/teacher_success``; per-turn contexts only), so a weak teacher is visible."""
     test_episodes: int = 16
+    """Tasks of the fixed test panel."""
     test_seeds: int = 8
+    """Rollout seeds per test task (the protocol's default is 8)."""
     panel_width: int | None = None
     """Episodes a validation or test panel runs at once (one env each; ``None``: the whole val
     panel, or ``test_episodes``). Outcomes do not depend on it (:mod:`agents.panel`); envs with
@@ -184,6 +199,7 @@ class InfraConfig:
     """Where and how the run executes, and what it writes (the ``[infra]`` table)."""
 
     device: str = "cpu"
+    """Torch device: "cpu", "cuda" or "cuda:N" (checked before any set-up work)."""
     sharding: str = "replicated"
     """Data-parallel layout under ``torchrun``: ``"replicated"`` (every rank holds the whole model,
     gradients all-reduced; for small models) or ``"fsdp"`` (``torch.distributed.fsdp.fully_shard``
@@ -194,6 +210,8 @@ class InfraConfig:
     gpu_memory_gib: float = 0.0
     """GPU memory the memory plan checks against (0: the detected GPU's, else 80 GiB)."""
     checkpoint_every: int = 5
+    """Training steps between checkpoints (model, optimizer, RNG states; --resume continues from
+    the last)."""
     wandb_project: str | None = None
     """Also log to Weights & Biases under this project (needs ``pip install wandb``)."""
     wandb_mode: str = "offline"

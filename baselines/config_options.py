@@ -12,8 +12,10 @@ time with ``--set env.size=small``.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import inspect
+import textwrap
 import types
 import typing
 from typing import Any
@@ -48,17 +50,38 @@ def head_knobs() -> dict[str, Any]:
     return knobs
 
 
+def field_docs(cls: type) -> dict[str, str]:
+    """``{field: its docstring}`` of a dataclass: the string literal under each field, as the
+    config classes document their fields (TRL's ``grpo_config.py`` style), whitespace folded."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+    except (OSError, TypeError, IndexError):
+        return {}
+    docs = {}
+    body = getattr(tree, "body", [])
+    for item, after in zip(body, body[1:]):
+        if (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)):
+            docs[item.target.id] = " ".join(after.value.value.replace("``", "").split())
+    return docs
+
+
 def add_config_options(parser: argparse.ArgumentParser) -> None:
-    """Add one option per section field and head knob (see the module docstring)."""
+    """Add one option per section field and head knob (see the module docstring); each help
+    text is the field's docstring, its type and its default."""
     group = parser.add_argument_group(
         "config options", "one field each (as in the preset's tables); tables: --set KEY=VALUE")
     for section, cls in SECTIONS.items():
+        docs = field_docs(cls)
         for item in dataclasses.fields(cls):
             hint = field_hint(f"{section}.{item.name}")
             if _is_option(hint):
-                _add(group, f"{section}.{item.name}", hint, _default_text(item))
+                _add(group, f"{section}.{item.name}", hint, _default_text(item),
+                     docs.get(item.name, ""))
     for knob, hint in sorted(head_knobs().items()):
-        _add(group, f"head.{knob}", hint, "the head's default")
+        _add(group, f"head.{knob}", hint, "the head's default",
+             "a knob of the teacher heads that have it (see docs/training.md)")
 
 
 def _default_text(item: dataclasses.Field) -> str:
@@ -67,11 +90,13 @@ def _default_text(item: dataclasses.Field) -> str:
     return repr(item.default_factory())  # type: ignore[misc]
 
 
-def _add(group: argparse._ArgumentGroup, path: str, hint: Any, default: str) -> None:
+def _add(group: argparse._ArgumentGroup, path: str, hint: Any, default: str, doc: str) -> None:
     section, name = path.split(".", 1)
+    doc = doc.replace("%", "%%")  # argparse formats help with %
     group.add_argument(f"--{section}.{name.replace('_', '-')}", dest=PREFIX + path,
                        default=argparse.SUPPRESS, metavar=_metavar(hint),
-                       help=f"{describe(hint)} (default: the preset's, else {default})")
+                       help=f"{doc + ' ' if doc else ''}[{describe(hint)}; default: the "
+                            f"preset's, else {default.replace('%', '%%')}]")
 
 
 def _metavar(hint: Any) -> str:

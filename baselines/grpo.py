@@ -42,15 +42,28 @@ class GRPOConfig:
     its KL / entropy terms, and the update's optimiser settings (the ``[grpo]`` preset table)."""
 
     won_coef: float = 10.0
+    """Training return per won episode (METHODS.md: 10·won); the env's own reward is not shaped."""
     score_coef: float = 0.0
+    """Training return per unit of the episode's final score in [0, 1]."""
     invalid_penalty: float = 0.1
+    """Subtracted from the advantage of each turn whose action the env refused (outside the group
+    normalisation)."""
     advantage_scope: str = "episode"
+    """"episode": one return per episode, normalised in its group; "turn": per-turn returns
+    normalised over the group's turns (verl-agent)."""
     eps: float = 1e-6
+    """Added to the group's standard deviation before dividing."""
     clip_low: float = 0.2
+    """PPO clip range below 1 for the ratio of new to rollout probabilities."""
     clip_high: float = 0.2
+    """PPO clip range above 1 (larger than clip_low: DAPO's clip-higher)."""
     dual_clip: float = 3.0
+    """Dual-clip bound c on the loss of negative-advantage tokens (Ye et al. 2020)."""
     entropy_coef: float = 0.001
+    """Weight of the entropy bonus (a head may set its own)."""
     kl_coef: float = 0.01
+    """Weight of the k3 KL to the frozen reference model (0: no reference forward; a head may set
+    its own)."""
     lr: float = 3e-4
     """AdamW learning rate of the update."""
     ppo_epochs: int = 1
@@ -58,6 +71,7 @@ class GRPOConfig:
     micro_batch_size: int = 32
     """Rows per forward/backward in phase 2 (gradients accumulate over the batch)."""
     max_grad_norm: float = 1.0
+    """Gradients are clipped to this global norm before the optimizer step."""
     tempered_logprobs: bool = False
     """Train the policy rollouts sample from, ``softmax(logits / rollout.temperature)`` (verl's
     convention): the loss, the PPO ratio's old log-probs (recomputed before the update), entropy,

@@ -17,12 +17,27 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``sdgym train``."""
-    parser.add_argument("--env", default=None, help="env id (default: the preset's)")
-    parser.add_argument("--method", default="grpo", help="grpo or a teacher head name")
-    parser.add_argument("--preset", default="cpu-mini", help="preset name or TOML file")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--out", default="runs", help="output folder")
+    from baselines.config import available_presets
+    from baselines.heads import available_heads
+    from sdgym.registration import all_environments
+
+    parser.add_argument("--env", default=None,
+                        help="env id, short id or extra (default: the preset's); one of "
+                             + ", ".join(e.env_id for e in all_environments()))
+    parser.add_argument("--method", default="grpo", metavar="METHOD",
+                        help="GRPO or a teacher head (default grpo); one of "
+                             + ", ".join(available_heads()))
+    parser.add_argument("--preset", default="cpu-mini", metavar="PRESET",
+                        help="training preset (default cpu-mini), or a TOML file; one of "
+                             + ", ".join(available_presets()))
+    parser.add_argument("--seed", type=int, default=0,
+                        help="training seed: model init, sampling and task order (default 0)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="training steps (rollout + update each; default: the preset's)")
+    parser.add_argument("--out", default="runs",
+                        help="output folder; the run goes to OUT/<env>/<method>/seed<N> with "
+                             "checkpoints, metrics.jsonl, TensorBoard events and summary.json "
+                             "(default runs)")
     parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config field by its dotted path (VALUE: a Python "

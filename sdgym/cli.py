@@ -296,7 +296,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="allow a non-loopback --host (the site becomes reachable remotely)")
     serve.add_argument("--size", default="full", choices=("tiny", "small", "full"),
                        help="generated catalogue size")
-    serve.add_argument("--catalog-seed", type=int, default=0)
+    serve.add_argument("--catalog-seed", type=int, default=0,
+                       help="seed of the generated catalogue (default 0, the one the envs use)")
     serve.add_argument("--split", default="test", help="split of the goals new sessions get")
     serve.add_argument("--seed", type=int, default=None, help="seed of the goal choice")
     serve.set_defaults(handler=command_serve)

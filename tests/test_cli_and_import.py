@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import subprocess
@@ -231,3 +232,31 @@ def test_play_send_passes_a_quit_word_to_the_env_as_an_action() -> None:
         input=":send quit\n:q\n", capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "invalid action" in result.stdout  # 'quit' reached the env, which refused it
+
+
+@pytest.mark.parametrize("command", ["train", "sft", "benchmark", "eval", "rollout", "report",
+                                     "baseline", "play", "list", "serve"])
+def test_every_option_of_every_command_says_what_it_does(command) -> None:
+    from sdgym.cli import build_parser
+
+    parser = build_parser(command)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    actions = [a for a in sub.choices[command]._actions if a.dest != "help"]
+    assert actions
+    for action in actions:
+        text = (action.help or "").strip()
+        assert text and not text.startswith("["), f"{command} {action.option_strings}: no help"
+        if action.dest.startswith("config:") and not action.dest.startswith("config:head."):
+            assert text.split("[")[0].strip(), f"{action.option_strings}: only a type, no words"
+
+
+def test_train_help_lists_the_methods_and_presets_from_their_registries() -> None:
+    from baselines.config import available_presets
+    from baselines.heads import available_heads
+    from sdgym.cli import build_parser
+
+    parser = build_parser("train")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in sub.choices["train"]._actions}
+    assert all(name in helps["method"] for name in available_heads())
+    assert all(name in helps["preset"] for name in available_presets())
