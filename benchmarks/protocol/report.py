@@ -22,6 +22,7 @@ from typing import Any
 from baselines.metrics import largest_drop
 from benchmarks.protocol.figures import draw_figures
 from benchmarks.protocol.premise import PREMISE_KIND, premise_table_lines, unmet_heads
+from benchmarks.protocol.report_html import write_html_report
 from benchmarks.protocol.statistics import (
     Comparison,
     Interval,
@@ -371,4 +372,5 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
     lines += [f"![{p.stem}]({p.name})" for p in plots]
     path = out / "report.md"
     atomic_write_text(path, "\n".join(lines) + "\n")  # a full disk keeps the last report whole
+    write_html_report(path)  # report.html: the same, figures embedded, one file to share
     return path

@@ -250,3 +250,41 @@ def test_a_dry_run_of_a_suite_creates_no_folder(tmp_path, capsys) -> None:
     printed = capsys.readouterr().out
     assert "part 1 of 4: cpu-alfworld" in printed and "part 4 of 4: cpu-premise" in printed
     assert not out.exists()
+
+
+def _merged_report(tmp_path: Path) -> Path:
+    a = _run_folder(tmp_path, "alf", "sdgym/ALFWorld-v0")
+    b = _run_folder(tmp_path, "sw", "sdgym/ScienceWorld-v0")
+    out = tmp_path / "merged"
+    assert main(["report", str(a), str(b), "--out", str(out)]) == 0
+    return out
+
+
+def test_report_html_is_one_self_contained_file_with_the_reports_content(tmp_path) -> None:
+    out = _merged_report(tmp_path)
+    page = (out / "report.html").read_text()
+    markdown = (out / "report.md").read_text()
+    figures = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", markdown)
+    assert figures and page.count('src="data:image/png;base64,') == len(figures)
+    assert not re.search(r'src="(?!data:)', page) and "<script" not in page  # nothing outside
+    assert page.count("<table>") == markdown.count("\n|---") and "2 setting(s)" in page
+    assert "<title>" in page and "## " not in page  # headings rendered, not raw Markdown
+
+
+def test_report_html_opens_in_headless_chromium_with_its_figures(tmp_path) -> None:
+    from sdgym.envs.webshop.chromium import Chromium, browser_unavailable_reason
+
+    reason = browser_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    out = _merged_report(tmp_path)
+    browser = Chromium()
+    try:
+        browser.driver.get((out / "report.html").as_uri())
+        widths = browser.driver.execute_script(
+            "return Array.from(document.images).map(i => i.complete ? i.naturalWidth : 0)")
+        assert widths and all(width > 0 for width in widths)  # every figure decoded
+        assert browser.driver.execute_script("return document.querySelectorAll('table').length")
+        assert "sdgym merged report" in browser.driver.title
+    finally:
+        browser.quit()
