@@ -212,6 +212,9 @@ class InfraConfig:
     checkpoint_every: int = 5
     """Training steps between checkpoints (model, optimizer, RNG states; --resume continues from
     the last)."""
+    tensorboard: bool = True
+    """Write TensorBoard event files under the run folder's ``tensorboard/`` (``tensorboard
+    --logdir runs``): ``train/``, ``val/``, ``test/``, ``head/``, ``timing/`` and ``cost/`` tags."""
     wandb_project: str | None = None
     """Also log to Weights & Biases under this project (needs ``pip install wandb``)."""
     wandb_mode: str = "offline"

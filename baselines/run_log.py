@@ -2,9 +2,11 @@
 optional progress bar.
 
 ``metrics.jsonl`` keeps the trainer's own keys. TensorBoard and W&B get every finite scalar under
-one of four tag groups (:func:`scalar_tags`): ``train/`` (rollout outcomes, loss terms, gradient
-norm), ``val/`` (validation), ``cost/`` (per-phase wall and CPU seconds, token counts) and
-``head/`` (the teacher head's own numbers, its teacher statistics included).
+one of six tag groups (:func:`scalar_tags`): ``train/`` (rollout outcomes, loss terms, gradient
+norm), ``val/`` (validation), ``test/`` (the final test panel, at the last step), ``timing/``
+(per-phase wall and CPU seconds), ``cost/`` (token counts) and ``head/`` (the teacher head's own
+numbers, its teacher statistics included). A ``timing/`` or ``cost/`` curve that has been 0 at
+every step so far is not written (GRPO has no teacher forward: no flat zero line for it).
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ from sdgym.cache import append_whole, atomic_write_text
 
 METRICS_FILE = "metrics.jsonl"
 
-TAG_GROUPS: tuple[str, ...] = ("train", "val", "cost", "head")
+TAG_GROUPS: tuple[str, ...] = ("train", "val", "test", "timing", "cost", "head")
 """The tag groups every logged scalar falls under."""
 
 COST_GROUPS: dict[str, str] = {
-    "phase_seconds": "cost/seconds", "phase_cpu_seconds": "cost/cpu_seconds",
+    "phase_seconds": "timing/wall_seconds", "phase_cpu_seconds": "timing/cpu_seconds",
     "tokens": "cost/tokens"}
 """Nested cost records of a step → their tag prefix."""
+
+SKIP_WHILE_ZERO: tuple[str, ...] = ("timing/", "cost/")
+"""Tag prefixes whose curves start only once they are non-zero."""
 
 _NOTICES: set[str] = set()
 
@@ -45,8 +50,8 @@ def _finite(value: Any) -> bool:
 def scalar_tags(metrics: dict[str, Any]) -> dict[str, float]:
     """A step's metrics as ``{tag: value}``, every tag in one of :data:`TAG_GROUPS`.
 
-    ``phase_seconds`` / ``phase_cpu_seconds`` / ``tokens`` (dicts) become ``cost/seconds/<phase>``,
-    ``cost/cpu_seconds/<phase>``, ``cost/tokens/<kind>``; ``teacher/x`` becomes
+    ``phase_seconds`` / ``phase_cpu_seconds`` / ``tokens`` (dicts) become
+    ``timing/wall_seconds/<phase>``, ``timing/cpu_seconds/<phase>``, ``cost/tokens/<kind>``; ``teacher/x`` becomes
     ``head/teacher/x``; keys without a group (``loss``, ``kl``, ``grad_norm``, …) go under
     ``train/``. Non-finite and non-numeric values are left out.
     """
@@ -87,6 +92,7 @@ class RunLog:
 
             self._bar = tqdm(total=total, desc=Path(run_dir).as_posix()[-40:], unit="step")
         self._tensorboard = self._tensorboard_writer(Path(run_dir)) if tensorboard else None
+        self._nonzero: set[str] = set()  # timing/cost tags that have been non-zero
         self._wandb = None
         if wandb is not None:
             try:
@@ -113,18 +119,34 @@ class RunLog:
     def step(self, step: int, metrics: dict[str, Any]) -> None:
         """Log one step's metrics."""
         self._write({"step": step, "time": time.time(), **metrics})
-        scalars = scalar_tags(metrics)
-        if self._tensorboard is not None:
-            for key, value in scalars.items():
-                self._tensorboard.add_scalar(key, value, step)
-        if self._wandb is not None:
-            self._wandb.log(scalars, step=step)
+        self._scalars(step, scalar_tags(metrics))
         if self._bar is not None:
             shown = {k.split("/")[-1]: round(v, 3) for k, v in metrics.items()
                      if k in ("train/success", "train/score", "val/success", "loss")}
             self._bar.set_postfix(shown)
             self._bar.n = step
             self._bar.refresh()
+
+    def _scalars(self, step: int, scalars: dict[str, float]) -> None:
+        """Send ``scalars`` to TensorBoard / W&B, leaving out still-zero timing/cost curves."""
+        for key, value in scalars.items():
+            if value != 0.0 and key.startswith(SKIP_WHILE_ZERO):
+                self._nonzero.add(key)
+        scalars = {key: value for key, value in scalars.items()
+                   if not key.startswith(SKIP_WHILE_ZERO) or key in self._nonzero}
+        if self._tensorboard is not None:
+            for key, value in scalars.items():
+                self._tensorboard.add_scalar(key, value, step)
+            self._tensorboard.flush()
+        if self._wandb is not None:
+            self._wandb.log(scalars, step=step)
+
+    def final(self, step: int, metrics: dict[str, float], **data: Any) -> None:
+        """Log the final test numbers (``test/...``) at ``step``: an ``event: "test"`` record in
+        ``metrics.jsonl`` (not a step record) and the scalars in TensorBoard / W&B."""
+        self.event("test", {"after_step": step, **metrics, **data})
+        self._scalars(step, {key: float(value) for key, value in metrics.items()
+                             if _finite(value)})
 
     def event(self, name: str, data: dict[str, Any]) -> None:
         """Log a one-off event (e.g. the SFT warm start)."""

@@ -132,7 +132,8 @@ class Trainer:
         if config.infra.wandb_project and main:
             wandb = {"project": config.infra.wandb_project, "mode": config.infra.wandb_mode,
                      "name": "/".join(self.run_dir.parts[-3:]), "config": config.to_dict()}
-        self.log = RunLog(log_dir, progress=progress and main, total=config.steps, wandb=wandb)
+        self.log = RunLog(log_dir, progress=progress and main, total=config.steps, wandb=wandb,
+                          tensorboard=config.infra.tensorboard)
         self.head: TeacherHead = make_head(config.method, **config.head)
         seed_everything(config.seed)
         with self.timer.phase("sft"):
@@ -418,7 +419,10 @@ class Trainer:
                         lambda r: self._sampling(20_000_000 + r, config.evaluation.val_temperature))
             finally:
                 engine.close()
-        return result.to_record()
+        record = result.to_record()
+        self.log.final(self.step, {"test/success": record["success_mean"],
+                                   "test/score": record["score_mean"]}, split=split)
+        return record
 
     # -------------------------------------------------------------- the loop
     def fit(self) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import sys
 import types
 
@@ -39,7 +41,7 @@ def test_wandb_gets_finite_scalars_per_step_and_is_finished(tmp_path, fake_wandb
     kind, settings = fake_wandb[0]
     assert kind == "init" and settings["project"] == "sdgym-test"
     assert settings["mode"] == "offline" and settings["dir"] == str(tmp_path)  # offline unless asked
-    assert fake_wandb[1:] == [("log", 0, {"val/success": 0.25, "cost/seconds/update": 1.0}),
+    assert fake_wandb[1:] == [("log", 0, {"val/success": 0.25, "timing/wall_seconds/update": 1.0}),
                               ("log", 1, {"train/loss": 0.5, "train/success": 1}), ("finish",)]
     assert [r["step"] for r in read_metrics(tmp_path)] == [0, 1]  # JSONL is still written
 
@@ -65,6 +67,9 @@ class FakeSummaryWriter:
     def add_scalar(self, tag: str, value: float, step: int) -> None:
         self.scalars.append((tag, value, step))
 
+    def flush(self) -> None:
+        pass
+
     def close(self) -> None:
         self.closed = True
 
@@ -78,12 +83,13 @@ TRAINER_STEP = {  # the shape of a trainer step record (baselines/trainer.py, le
 }
 
 
-def test_every_scalar_lands_in_one_of_the_four_tag_groups() -> None:
+def test_every_scalar_lands_in_one_of_the_tag_groups() -> None:
     tags = scalar_tags(TRAINER_STEP)
-    assert {tag.split("/")[0] for tag in tags} == set(TAG_GROUPS)
+    assert {tag.split("/")[0] for tag in tags} == set(TAG_GROUPS) - {"test"}
     assert tags["train/loss"] == 0.5 and tags["train/kl"] == 0.01
     assert tags["head/beta"] == 0.5 and tags["head/teacher/gap_mean"] == 0.2
-    assert tags["cost/seconds/generation"] == 1.5 and tags["cost/cpu_seconds/update"] == 1.9
+    assert tags["timing/wall_seconds/generation"] == 1.5
+    assert tags["timing/cpu_seconds/update"] == 1.9
     assert tags["cost/tokens/generated"] == 64.0
     assert not any(t.endswith(("note", "bad")) for t in tags)
 
@@ -98,7 +104,7 @@ def test_tensorboard_gets_grouped_tags_and_phase_timings(tmp_path, monkeypatch) 
     log.close()
     (writer,) = writers
     assert writer.log_dir == str(tmp_path / "tensorboard") and writer.closed
-    assert ("cost/seconds/update", 2.0, 3) in writer.scalars
+    assert ("timing/wall_seconds/update", 2.0, 3) in writer.scalars
     assert ("train/kl", 0.01, 3) in writer.scalars
     assert all(tag.split("/")[0] in TAG_GROUPS for tag, _, _ in writer.scalars)
 
@@ -112,3 +118,37 @@ def test_missing_tensorboard_is_a_one_line_notice_once(tmp_path, monkeypatch, ca
     assert err.count("\n") == 1 and "pip install tensorboard" in err
     RunLog(tmp_path / "c", tensorboard=False).close()
     assert capsys.readouterr().err == ""
+
+
+def _fake_tensorboard(monkeypatch) -> list:
+    writers: list[FakeSummaryWriter] = []
+    module = types.ModuleType("torch.utils.tensorboard")
+    module.SummaryWriter = lambda log_dir: writers.append(FakeSummaryWriter(log_dir)) or writers[-1]
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", module)
+    return writers
+
+
+def test_timing_curves_start_once_non_zero_and_the_test_score_is_logged(tmp_path,
+                                                                        monkeypatch) -> None:
+    writers = _fake_tensorboard(monkeypatch)
+    log = RunLog(tmp_path)
+    log.step(1, {"loss": 0.0, "phase_seconds": {"generation": 1.0, "teacher_forward": 0.0}})
+    log.step(2, {"loss": 0.1, "phase_seconds": {"generation": 1.0, "teacher_forward": 0.5}})
+    log.step(3, {"loss": 0.2, "phase_seconds": {"generation": 1.0, "teacher_forward": 0.0}})
+    log.final(3, {"test/success": 0.25, "test/score": 0.5}, split="test")
+    log.close()
+    (writer,) = writers
+    teacher = [(value, step) for tag, value, step in writer.scalars
+               if tag == "timing/wall_seconds/teacher_forward"]
+    assert teacher == [(0.5, 2), (0.0, 3)]  # no flat zero before it ever ran, zeros after
+    assert ("train/loss", 0.0, 1) in writer.scalars  # only timing/cost curves wait
+    assert ("test/success", 0.25, 3) in writer.scalars and ("test/score", 0.5, 3) in writer.scalars
+    assert [r["step"] for r in read_metrics(tmp_path)] == [1, 2, 3]  # the test: an event record
+    last = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[-1])
+    assert last["event"] == "test" and last["test/success"] == 0.25 and last["after_step"] == 3
+
+
+def test_tensorboard_off_writes_no_event_files(tmp_path, monkeypatch) -> None:
+    writers = _fake_tensorboard(monkeypatch)
+    RunLog(tmp_path, tensorboard=False).close()
+    assert writers == []

@@ -49,8 +49,8 @@ def test_smoke_run_logs_phases_validation_and_summary(tmp_path) -> None:
     assert "val/success" in records[2] and "loss" in records[1]
     tags = scalar_tags({k: v for k, v in records[2].items() if k not in ("step", "time")})
     assert {t.split("/")[0] for t in tags} <= set(TAG_GROUPS)
-    assert {"train/loss", "val/success", "cost/seconds/update", "cost/cpu_seconds/generation",
-            "cost/tokens/generated"} <= set(tags)
+    assert {"train/loss", "val/success", "timing/wall_seconds/update",
+            "timing/cpu_seconds/generation", "cost/tokens/generated"} <= set(tags)
     assert [s for s, _ in summary["validation"]] == [0, 1, 2]
     assert 0.0 <= summary["auc"] <= 1.0 and summary["tokens"]["generated"] > 0
     assert len(final["success_per_seed"]) == 2
