@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace, temperature: float) -> int:
     from agents.backends.base import SamplingParams, render_chat
     from agents.panel import PanelSlot, evaluate_on_panel, task_panel
     from agents.prompts import PromptLimits, student_messages
-    from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine
+    from agents.rollout import RolloutBatch, RolloutEngine, RolloutEngineConfig
     from agents.warm_starts import shipped_prompt_limits
     from sdgym.cache import atomic_write_text
     from sdgym.cli import parse_env_kwargs
@@ -140,7 +140,7 @@ def _run(args: argparse.Namespace, temperature: float) -> int:
                                         or args.model))
     limits.update(given_limits)
     engine = RolloutEngine(
-        RolloutConfig(env_id, env_kwargs, args.episodes, 1,
+        RolloutEngineConfig(env_id, env_kwargs, args.episodes, 1,
                       hide_privileged=True, prompt_limits=PromptLimits.from_dict(limits)),
         backend, lambda messages: render_chat(tokenizer, messages))
     temperature = temperature if args.temperature is None else args.temperature

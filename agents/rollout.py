@@ -101,7 +101,7 @@ class RolloutBatch:
 
 
 @dataclass
-class RolloutConfig:
+class RolloutEngineConfig:
     """Which env and how many groups; sampling is passed per call."""
 
     env_id: str
@@ -124,7 +124,7 @@ class RolloutConfig:
 class RolloutEngine:
     """Runs grouped episodes of a policy backend on a vector env (see the module docstring)."""
 
-    def __init__(self, config: RolloutConfig, backend: PolicyBackend, render: Renderer,
+    def __init__(self, config: RolloutEngineConfig, backend: PolicyBackend, render: Renderer,
                  messages: MessageBuilder = student_turn_messages) -> None:
         self.config = config
         self.backend = backend

@@ -35,11 +35,11 @@ def _is_option(hint: Any) -> bool:
 def head_knobs() -> dict[str, Any]:
     """``{knob: type hint}`` over every registered head's keyword arguments (``Any`` where two
     heads disagree on the type)."""
-    from baselines.heads import HEADS, TeacherHead, available_heads
+    from baselines.heads import HEADS, Head, available_heads
 
     available_heads()  # loads every head module
     knobs: dict[str, Any] = {}
-    for cls in [TeacherHead, *HEADS.values()]:
+    for cls in [Head, *HEADS.values()]:
         hints = typing.get_type_hints(cls.__init__)
         for name, parameter in inspect.signature(cls.__init__).parameters.items():
             if name == "self" or parameter.kind in (parameter.VAR_KEYWORD,

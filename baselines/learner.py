@@ -34,7 +34,7 @@ from baselines.config import TrainConfig
 from baselines.cost import PhaseTimer
 from baselines.distributed import DataParallel
 from baselines.grpo import compose_loss, group_advantages, row_returns
-from baselines.heads import HeadBatch, HeadOutput, TeacherHead
+from baselines.heads import Head, HeadBatch, HeadOutput
 from baselines.heads.base import LossTotals, categorical_kl
 from baselines.policy_forward import response_forward
 from baselines.precision import Precision
@@ -43,12 +43,12 @@ from baselines.sharding import gathered, is_sharded
 from baselines.teacher import TeacherWeights
 
 
-def kl_coefficient(head: TeacherHead, config: TrainConfig) -> float:
+def kl_coefficient(head: Head, config: TrainConfig) -> float:
     """The KL-to-reference coefficient a run with ``head`` uses (the head's, else the config's)."""
     return config.grpo.kl_coef if head.kl_coef is None else float(head.kl_coef)
 
 
-def teacher_weight_modes(head: TeacherHead, config: TrainConfig) -> list[str]:
+def teacher_weight_modes(head: Head, config: TrainConfig) -> list[str]:
     """The :class:`TeacherWeights` copies a run needs: the frozen reference for the KL term and
     the head's teacher weights."""
     modes = ["frozen"] if kl_coefficient(head, config) > 0 else []
@@ -84,7 +84,7 @@ class Learner:
     """Owns the update of ``model`` by ``optimizer`` under ``head`` (see the module docstring)."""
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                 head: TeacherHead, teachers: TeacherWeights, config: TrainConfig, pad_id: int,
+                 head: Head, teachers: TeacherWeights, config: TrainConfig, pad_id: int,
                  timer: PhaseTimer | None = None, parallel: DataParallel | None = None,
                  precision: Precision | None = None,
                  teacher_prompts: Callable[[list[TurnRow]], list[list[int] | None]] | None = None

@@ -31,8 +31,8 @@ from agents.prompts import PromptLimits, PublicTurn
 from agents.rollout import (
     MessageBuilder,
     RolloutBatch,
-    RolloutConfig,
     RolloutEngine,
+    RolloutEngineConfig,
     TurnRow,
     student_turn_messages,
 )
@@ -48,7 +48,7 @@ from baselines.checkpoint import (
 from baselines.config import TrainConfig, flat_settings
 from baselines.cost import NOT_TRAINING_PHASES, PhaseTimer, flops_estimate
 from baselines.distributed import from_environment
-from baselines.heads import TeacherHead, make_head
+from baselines.heads import Head, make_head
 from baselines.learner import Learner, teacher_weight_modes
 from baselines.memory_plan import check_fits
 from baselines.metrics import validation_auc
@@ -72,7 +72,7 @@ RUN_LOCATION = ("out_dir",)
 """Where the run lives, not how it trains: a moved or copied run folder resumes from its new place."""
 
 
-def run_folder_config(config: TrainConfig, head: TeacherHead) -> dict[str, Any]:
+def run_folder_config(config: TrainConfig, head: Head) -> dict[str, Any]:
     """What ``config.json`` of a run folder holds: the config, the built head's settings (under
     ``head``) and the head's deviations from its reference recipe."""
     return {**config.to_dict(), "head": head.config(),
@@ -134,7 +134,7 @@ class Trainer:
                      "name": "/".join(self.run_dir.parts[-3:]), "config": config.to_dict()}
         self.log = RunLog(log_dir, progress=progress and main, total=config.steps, wandb=wandb,
                           tensorboard=config.infra.tensorboard)
-        self.head: TeacherHead = make_head(config.method, **config.head)
+        self.head: Head = make_head(config.method, **config.head)
         seed_everything(config.seed)
         with self.timer.phase("sft"):
             model_dir = self.parallel.main_first(lambda: warm_start(config, self.log))
@@ -233,7 +233,7 @@ class Trainer:
                 messages: MessageBuilder = student_turn_messages) -> RolloutEngine:
         config = self.config
         return RolloutEngine(
-            RolloutConfig(config.env_id, dict(config.env_kwargs), num_groups, group_size,
+            RolloutEngineConfig(config.env_id, dict(config.env_kwargs), num_groups, group_size,
                           hide_privileged=hide_privileged, rollout_backend=config.rollout.pool,
                           ray_address=config.rollout.ray_address, ray_num_workers=config.rollout.ray_num_workers,
                           prompt_limits=PromptLimits.from_dict(config.rollout.prompt)),

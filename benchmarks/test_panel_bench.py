@@ -24,7 +24,7 @@ from agents.backends.hf import HFBackend  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.panel import evaluate_on_panel, task_panel  # noqa: E402
 from agents.prompts import PromptLimits  # noqa: E402
-from agents.rollout import RolloutConfig, RolloutEngine  # noqa: E402
+from agents.rollout import RolloutEngine, RolloutEngineConfig  # noqa: E402
 from agents.warm_starts import resolve_model, shipped_prompt_limits  # noqa: E402
 from benchmarks.ab_timing import alternate  # noqa: E402
 
@@ -39,7 +39,7 @@ def test_batched_rollout_seeds_speedup(benchmark) -> None:
     torch.set_num_threads(1)
     model, tokenizer = load_model(resolve_model("searchqa-hasty-sft"))
     limits = PromptLimits.from_dict(shipped_prompt_limits("searchqa-hasty-sft"))
-    engine = RolloutEngine(RolloutConfig("sdgym/SearchQA-v0", {"size": "small"}, TASKS, 1,
+    engine = RolloutEngine(RolloutEngineConfig("sdgym/SearchQA-v0", {"size": "small"}, TASKS, 1,
                                          hide_privileged=True, prompt_limits=limits),
                            HFBackend(model, tokenizer), lambda m: render_chat(tokenizer, m))
     outcomes: dict[str, list] = {}

@@ -18,7 +18,7 @@ pytest.importorskip("ray")
 
 from agents.backends.base import Generation, PolicyBackend, SamplingParams  # noqa: E402
 from agents.ray_runtime import ray_session  # noqa: E402
-from agents.rollout import RolloutConfig, RolloutEngine  # noqa: E402
+from agents.rollout import RolloutEngine, RolloutEngineConfig  # noqa: E402
 
 COMMAND = "<search>who founded the river town</search>"
 TURNS = 4
@@ -43,7 +43,7 @@ def ray_cluster():
 @pytest.mark.parametrize("groups", [2, 8], ids=["8envs", "32envs"])
 @pytest.mark.parametrize("workers", [0, 1, 2, 4], ids=["local", "ray1", "ray2", "ray4"])
 def test_rollout_env_steps(benchmark, ray_cluster, workers, groups) -> None:
-    config = RolloutConfig("sdgym/SearchQA-v0", {"size": "tiny"}, num_groups=groups, group_size=4,
+    config = RolloutEngineConfig("sdgym/SearchQA-v0", {"size": "tiny"}, num_groups=groups, group_size=4,
                            max_turns=TURNS, rollout_backend="ray" if workers else "local",
                            ray_num_workers=max(workers, 1))
     engine = RolloutEngine(config, ScriptedSearchBackend(), lambda m: m[-1]["content"])

@@ -10,7 +10,7 @@ pytest.importorskip("transformers")
 from agents.backends.base import SamplingParams, render_chat  # noqa: E402
 from agents.backends.hf import HFBackend  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
-from agents.rollout import RolloutConfig, RolloutEngine  # noqa: E402
+from agents.rollout import RolloutEngine, RolloutEngineConfig  # noqa: E402
 from agents.tiny_model import build_tiny_model  # noqa: E402
 
 
@@ -22,7 +22,7 @@ def test_rollout_tiny_model(benchmark, env_id, kwargs) -> None:
     torch.set_num_threads(1)
     model, tokenizer = load_model(build_tiny_model())
     backend = HFBackend(model, tokenizer)
-    engine = RolloutEngine(RolloutConfig(env_id, kwargs, num_groups=4, group_size=4, max_turns=3),
+    engine = RolloutEngine(RolloutEngineConfig(env_id, kwargs, num_groups=4, group_size=4, max_turns=3),
                            backend, lambda m: render_chat(tokenizer, m))
     batches = []
 

@@ -27,7 +27,7 @@ from agents.backends.hf import HFBackend, response_logits  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.panel import evaluate_on_panel, task_panel  # noqa: E402
 from agents.prompts import PromptLimits  # noqa: E402
-from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine  # noqa: E402
+from agents.rollout import RolloutBatch, RolloutEngine, RolloutEngineConfig  # noqa: E402
 from agents.warm_starts import resolve_model, shipped_prompt_limits  # noqa: E402
 from benchmarks.ab_timing import alternate  # noqa: E402
 
@@ -44,7 +44,7 @@ def recorded() -> tuple[HFBackend, list[list[list[int]]], list[RolloutBatch]]:
     model, tokenizer = load_model(resolve_model("searchqa-hasty-sft"))
     backend = HFBackend(model, tokenizer)
     limits = PromptLimits.from_dict(shipped_prompt_limits("searchqa-hasty-sft"))
-    engine = RolloutEngine(RolloutConfig("sdgym/SearchQA-v0", {"size": "small"}, 64, 1,
+    engine = RolloutEngine(RolloutEngineConfig("sdgym/SearchQA-v0", {"size": "small"}, 64, 1,
                                          hide_privileged=True, prompt_limits=limits),
                            backend, lambda m: render_chat(tokenizer, m))
     batches: list[RolloutBatch] = []

@@ -86,4 +86,4 @@ def test_a_broken_entry_point_is_named(installed, tmp_path) -> None:
                   "--preset", "cpu-smoke", "--out", str(tmp_path / "run"))
     assert done.returncode == 2
     assert "entry point 'broken' (sdgym_demo_plugin:WORDS) in group 'sdgym.heads' is not a " \
-           "TeacherHead subclass" in done.stderr
+           "Head subclass" in done.stderr

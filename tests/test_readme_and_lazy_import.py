@@ -59,7 +59,7 @@ def test_cli_imports_an_upper_layer_module_only_for_the_command_that_runs(tmp_pa
         "assert upper == [], upper\n"
         "build_parser('baseline')\n"
         "assert 'benchmarks.protocol.baseline_cli' in sys.modules\n"
-        "assert 'baselines.baseline_cli' in sys.modules\n"
+        "assert 'baselines.reference.cli' in sys.modules\n"
         "assert 'baselines.train_cli' not in sys.modules and 'agents.evaluate_cli' not in sys.modules\n"
         "assert 'benchmarks.protocol.cli' not in sys.modules\n"
         "print('LAZY-OK')\n"

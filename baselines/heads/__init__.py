@@ -1,7 +1,7 @@
 """Teacher heads: one small module per self-distillation method, and a registry by name.
 
 A head in this package is one module whose class carries ``@register_head``. An installed
-package adds a head without editing sdgym by naming its :class:`TeacherHead` subclass in the
+package adds a head without editing sdgym by naming its :class:`Head` subclass in the
 entry-point group :data:`HEAD_ENTRY_POINTS` (``sdgym.heads``), e.g. in its ``pyproject.toml``::
 
     [project.entry-points."sdgym.heads"]
@@ -15,19 +15,19 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from baselines.heads.base import HeadBatch, HeadOutput, TeacherHead
+from baselines.heads.base import Head, HeadBatch, HeadOutput
 from baselines.heads.grpo import GRPOHead
 
-HEADS: dict[str, type[TeacherHead]] = {"grpo": GRPOHead}
+HEADS: dict[str, type[Head]] = {"grpo": GRPOHead}
 
 
-def register_head(cls: type[TeacherHead]) -> type[TeacherHead]:
+def register_head(cls: type[Head]) -> type[Head]:
     """Class decorator: add a head to :data:`HEADS` under ``cls.name``."""
     HEADS[cls.name] = cls
     return cls
 
 
-def make_head(name: str, **kwargs: Any) -> TeacherHead:
+def make_head(name: str, **kwargs: Any) -> Head:
     """Instantiate head ``name`` with its keyword arguments (defaults: the paper's)."""
     _load_all()
     if name not in HEADS:
@@ -41,7 +41,7 @@ def available_heads() -> list[str]:
     return ["grpo", *sorted(n for n in HEADS if n != "grpo")]
 
 
-def _combine(head: TeacherHead) -> str:
+def _combine(head: Head) -> str:
     if head.scope == "batch":
         return "reshapes A (whole batch)"
     if head.replaces_loss:
@@ -49,7 +49,7 @@ def _combine(head: TeacherHead) -> str:
     return "adds to L0" if head.needs_teacher else "L0"
 
 
-def _defaults(head: TeacherHead) -> str:
+def _defaults(head: Head) -> str:
     config = head.config()
     keys = [k for k in head.reference if k in config and k not in ("teacher_weights",)]
     return ", ".join(f"{k}={config[k]}" for k in keys) or "—"
@@ -70,7 +70,7 @@ def reference_table() -> str:
 
 
 HEAD_ENTRY_POINTS = "sdgym.heads"
-"""Entry-point group through which installed packages add heads (each a TeacherHead subclass)."""
+"""Entry-point group through which installed packages add heads (each a Head subclass)."""
 
 
 @functools.cache
@@ -87,14 +87,14 @@ def _load_all() -> None:
             importlib.import_module(f"baselines.heads.{module.name}")
     for point in sorted(entry_points(group=HEAD_ENTRY_POINTS), key=lambda p: p.name):
         head = point.load()
-        if not (isinstance(head, type) and issubclass(head, TeacherHead) and head.name):
+        if not (isinstance(head, type) and issubclass(head, Head) and head.name):
             raise ValueError(f"entry point {point.name!r} ({point.value}) in group "
-                             f"{HEAD_ENTRY_POINTS!r} is not a TeacherHead subclass with a name")
+                             f"{HEAD_ENTRY_POINTS!r} is not a Head subclass with a name")
         if HEADS.get(head.name, head) is not head:
             raise ValueError(f"entry point {point.name!r} ({point.value}) registers head "
                              f"{head.name!r}, which {HEADS[head.name].__module__} already has")
         HEADS[head.name] = head
 
 
-__all__ = ["HEADS", "GRPOHead", "HeadBatch", "HeadOutput", "TeacherHead", "available_heads", "make_head",
+__all__ = ["HEADS", "GRPOHead", "HeadBatch", "HeadOutput", "Head", "available_heads", "make_head",
            "reference_table", "register_head"]

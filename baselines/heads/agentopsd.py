@@ -37,9 +37,9 @@ import torch
 
 from baselines.heads import register_head
 from baselines.heads.base import (
+    Head,
     HeadBatch,
     HeadOutput,
-    TeacherHead,
     linear_warmdown,
     masked_float,
     row_values,
@@ -50,7 +50,7 @@ V0_SOURCES = ("success_rate", "group_return")
 
 
 @register_head
-class AgentOPSDHead(TeacherHead):
+class AgentOPSDHead(Head):
     """Per-turn multiplicative credit from the z-scored belief increments."""
 
     name = "agentopsd"

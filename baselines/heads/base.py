@@ -1,4 +1,4 @@
-"""The head contract: the base class :class:`TeacherHead` of GRPO (``heads/grpo.py``, the no-op)
+"""The head contract: the base class :class:`Head` of GRPO (``heads/grpo.py``, the no-op)
 and of every self-distillation method (one file per head, registered with ``@register_head``).
 
 A head receives a :class:`HeadBatch` (per-token tensors ``[rows, tokens]`` plus per-row ids) and
@@ -20,7 +20,7 @@ would be dropped). The entropy and KL terms always stay, with the head's own ``e
 ``kl_coef`` when it sets them. A ``"batch"``-scope head returns ``advantages`` only (the learner
 raises on a loss from one).
 
-Each head says *when* it runs (:attr:`TeacherHead.scope`):
+Each head says *when* it runs (:attr:`Head.scope`):
 
 * ``"batch"`` — advantage-reshaping heads (``rlsd``, ``agentopsd``, ``opid``): called **once on
   the whole rollout batch** before any gradient step, with ``student_logprobs`` equal to the
@@ -31,7 +31,7 @@ Each head says *when* it runs (:attr:`TeacherHead.scope`):
   not depend on ``micro_batch_size``.
 
 Rows without a teacher context (``has_teacher`` False) contribute nothing to any teacher term:
-:func:`teacher_gap` is 0 there and :meth:`TeacherHead.term_mask` drops them.
+:func:`teacher_gap` is 0 there and :meth:`Head.term_mask` drops them.
 
 Notation (METHODS.md): ``s_t`` student log-prob with grad, ``q_t`` teacher log-prob (no grad) on
 the prompt plus privileged context, ``o_t`` rollout log-prob, ``δ_t = stopgrad(q_t − s_t)``,
@@ -39,8 +39,8 @@ the prompt plus privileged context, ``o_t`` rollout log-prob, ``δ_t = stopgrad(
 without grad, the ``frozen`` initial policy, or an ``ema`` of the policy), which context
 (``privileged`` text, per-task-type ``skills``, a successful ``sibling`` trajectory,
 ``hindsight`` notes, or an expert ``demonstration``), and whether it needs full logits. It also
-states its reference recipe (:attr:`TeacherHead.reference`) so that every run records where it
-deviates (:meth:`TeacherHead.deviations`).
+states its reference recipe (:attr:`Head.reference`) so that every run records where it
+deviates (:meth:`Head.deviations`).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class LossTotals:
     """Denominators of the whole update batch (all micro-batches, all ranks).
 
     ``tokens``: masked response tokens; ``term_tokens`` / ``term_rows``: tokens and rows (with at
-    least one token) of the head's :meth:`TeacherHead.term_mask`.
+    least one token) of the head's :meth:`Head.term_mask`.
     """
 
     tokens: float
@@ -114,7 +114,7 @@ class HeadOutput:
                              "replaces L0, so an aux_loss added to L0 would be dropped)")
 
 
-class TeacherHead:
+class Head:
     """Base class of every head (the contract in the module docstring). A subclass sets
     :attr:`name`, its reference :attr:`source` and :attr:`reference` recipe, and :meth:`apply`."""
 

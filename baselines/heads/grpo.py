@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from baselines.heads.base import HeadBatch, HeadOutput, TeacherHead
+from baselines.heads.base import Head, HeadBatch, HeadOutput
 
 
-class GRPOHead(TeacherHead):
+class GRPOHead(Head):
     """No teacher, no output: the learner uses the GRPO loss ``L0`` with the group advantages."""
 
     name: ClassVar[str] = "grpo"

@@ -21,11 +21,11 @@ from typing import Any, ClassVar
 import torch
 
 from baselines.heads import register_head
-from baselines.heads.base import HeadBatch, HeadOutput, TeacherHead, gated_distillation_term
+from baselines.heads.base import Head, HeadBatch, HeadOutput, gated_distillation_term
 
 
 @register_head
-class GRPOOPSDHead(TeacherHead):
+class GRPOOPSDHead(Head):
     """Additive distillation with a constant gate of one half."""
 
     name = "grpo_opsd"

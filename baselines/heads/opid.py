@@ -34,9 +34,9 @@ from typing import Any, ClassVar
 
 from baselines.heads import register_head
 from baselines.heads.base import (
+    Head,
     HeadBatch,
     HeadOutput,
-    TeacherHead,
     masked_float,
     teacher_gap,
     teacher_rows,
@@ -44,7 +44,7 @@ from baselines.heads.base import (
 
 
 @register_head
-class OPIDHead(TeacherHead):
+class OPIDHead(Head):
     """Additive advantage bonus from an episode-level hindsight teacher."""
 
     name = "opid"

@@ -40,9 +40,9 @@ import torch
 
 from baselines.heads import register_head
 from baselines.heads.base import (
+    Head,
     HeadBatch,
     HeadOutput,
-    TeacherHead,
     categorical_kl,
     generalized_jsd,
     masked_float,
@@ -56,7 +56,7 @@ LOSSES = ("jsd", "pg")
 
 
 @register_head
-class OPSDHead(TeacherHead):
+class OPSDHead(Head):
     """Full-vocabulary generalized JSD (or the sampled-token PG variant) to a privileged teacher."""
 
     name = "opsd"

@@ -29,9 +29,9 @@ import torch
 
 from baselines.heads import register_head
 from baselines.heads.base import (
+    Head,
     HeadBatch,
     HeadOutput,
-    TeacherHead,
     gated_distillation_term,
     masked_float,
     teacher_gap,
@@ -40,7 +40,7 @@ from baselines.heads.base import (
 
 
 @register_head
-class PCSDHead(TeacherHead):
+class PCSDHead(Head):
     """Additive distillation gated by a discounted, decay-penalised running gap."""
 
     name = "pcsd"

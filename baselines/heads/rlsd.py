@@ -28,9 +28,9 @@ import torch
 
 from baselines.heads import register_head
 from baselines.heads.base import (
+    Head,
     HeadBatch,
     HeadOutput,
-    TeacherHead,
     linear_warmdown,
     masked_float,
     teacher_gap,
@@ -39,7 +39,7 @@ from baselines.heads.base import (
 
 
 @register_head
-class RLSDHead(TeacherHead):
+class RLSDHead(Head):
     """Advantage reshaping with a clipped, sign-aware teacher/student ratio."""
 
     name = "rlsd"

@@ -25,16 +25,16 @@ import torch
 
 from baselines.heads import register_head
 from baselines.heads.base import (
+    Head,
     HeadBatch,
     HeadOutput,
-    TeacherHead,
     gated_distillation_term,
     teacher_gap,
 )
 
 
 @register_head
-class SDARHead(TeacherHead):
+class SDARHead(Head):
     """Additive, sigmoid-gated distillation toward the privileged-context teacher."""
 
     name = "sdar"

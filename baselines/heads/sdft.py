@@ -30,9 +30,9 @@ import torch
 
 from baselines.heads import register_head
 from baselines.heads.base import (
+    Head,
     HeadBatch,
     HeadOutput,
-    TeacherHead,
     categorical_kl,
     masked_float,
     require,
@@ -42,7 +42,7 @@ DIRECTIONS = ("forward", "reverse")
 
 
 @register_head
-class SDFTHead(TeacherHead):
+class SDFTHead(Head):
     """Full-vocabulary per-token KL to the demonstration-conditioned teacher."""
 
     name = "sdft"

@@ -37,9 +37,9 @@ import torch
 
 from baselines.heads import register_head
 from baselines.heads.base import (
+    Head,
     HeadBatch,
     HeadOutput,
-    TeacherHead,
     generalized_jsd,
     masked_float,
     require,
@@ -55,7 +55,7 @@ def with_tail(log_probs: torch.Tensor) -> torch.Tensor:
 
 
 @register_head
-class SDPOHead(TeacherHead):
+class SDPOHead(Head):
     """Top-k + tail JSD distillation on rows that have a sibling-conditioned teacher."""
 
     name = "sdpo"

@@ -25,9 +25,9 @@ import torch
 
 from baselines.heads import register_head
 from baselines.heads.base import (
+    Head,
     HeadBatch,
     HeadOutput,
-    TeacherHead,
     masked_float,
     require,
     teacher_rows,
@@ -36,7 +36,7 @@ from baselines.heads.base import (
 
 
 @register_head
-class SkillSDHead(TeacherHead):
+class SkillSDHead(Head):
     """Additive on-policy-weighted k3 distillation."""
 
     name = "skill_sd"

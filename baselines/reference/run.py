@@ -2,7 +2,7 @@
 
 One record format (the benchmark's, so reports can mix reference baselines and LLM runs:
 ``kind="baseline"``, ``method``, per-seed success/score, ``train_seconds``). Used by
-``sdgym baseline`` (:mod:`baselines.baseline_cli`) and the benchmark matrix
+``sdgym baseline`` (:mod:`baselines.reference.cli`) and the benchmark matrix
 (:mod:`benchmarks.protocol.matrix`).
 
 Splits: ``split="easy"`` evaluates on each env's easy evaluation split (the one its class declares

@@ -4,7 +4,7 @@ Two modes, one record format (the benchmark's, so reports can mix reference base
 runs: ``kind="baseline"``, ``method``, per-seed success/score, ``train_seconds``):
 
 - ``sdgym baseline --env ID --algo random,expert,maskable_ppo``: evaluate those policies, with a
-  progress bar per (env, policy), and write ``results.jsonl`` (:mod:`baselines.baseline_cli`).
+  progress bar per (env, policy), and write ``results.jsonl`` (:mod:`baselines.reference.cli`).
 - ``sdgym baseline --table [--preset cpu-mini-bench]``: the baseline part of a benchmark preset
   (``baseline_envs``, ``baseline_algos``, MaskablePPO on ``ppo_envs``) on each env's easy split,
   run resumably as benchmark cells; writes ``results.jsonl``, the benchmark's ``report.md`` and
@@ -17,13 +17,13 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from baselines import baseline_cli
+from baselines.reference import cli as reference_cli
 from baselines.reference.run import EASY
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``sdgym baseline``: the per-policy ones, ``--table`` and ``--preset``."""
-    baseline_cli.add_arguments(parser)
+    reference_cli.add_arguments(parser)
     parser.add_argument("--table", action="store_true",
                         help="run the baseline part of a benchmark preset (random, expert, "
                              "MaskablePPO; its algos, envs, budgets, episodes, seeds and env "
@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``sdgym baseline``: the per-policy evaluation, or with ``--table`` the preset's table."""
-    return run_table(args) if args.table else baseline_cli.run_policies(args)
+    return run_table(args) if args.table else reference_cli.run_policies(args)
 
 
 def run_table(args: argparse.Namespace) -> int:

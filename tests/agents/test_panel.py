@@ -74,11 +74,11 @@ def test_rollout_seeds_change_the_samples_at_positive_temperature() -> None:
     from agents.backends.hf import HFBackend
     from agents.model_loading import load_model
     from agents.panel import evaluate_on_panel
-    from agents.rollout import RolloutConfig, RolloutEngine
+    from agents.rollout import RolloutEngine, RolloutEngineConfig
     from agents.tiny_model import build_tiny_model
 
     model, tokenizer = load_model(build_tiny_model())
-    engine = RolloutEngine(RolloutConfig("sdgym/SearchQA-v0", {"size": "tiny"}, 4, 1,
+    engine = RolloutEngine(RolloutEngineConfig("sdgym/SearchQA-v0", {"size": "tiny"}, 4, 1,
                                          hide_privileged=True),
                            HFBackend(model, tokenizer), lambda m: render_chat(tokenizer, m))
     responses: dict[tuple[float, int], list[str]] = {}
@@ -111,14 +111,14 @@ def test_batching_the_rollout_seeds_changes_no_outcome() -> None:
     from agents.backends.hf import HFBackend
     from agents.model_loading import load_model
     from agents.panel import evaluate_on_panel
-    from agents.rollout import RolloutConfig, RolloutEngine
+    from agents.rollout import RolloutEngine, RolloutEngineConfig
     from agents.tiny_model import build_tiny_model
 
     model, tokenizer = load_model(build_tiny_model())
     backend = HFBackend(model, tokenizer)
     runs = []
     for width in (3, 8):
-        engine = RolloutEngine(RolloutConfig("sdgym/SearchQA-v0", {"size": "tiny"}, width, 1,
+        engine = RolloutEngine(RolloutEngineConfig("sdgym/SearchQA-v0", {"size": "tiny"}, width, 1,
                                              hide_privileged=True),
                                backend, lambda m: render_chat(tokenizer, m))
         texts: dict[tuple[int, int], list[str]] = {}

@@ -15,7 +15,7 @@ from agents.backends.base import SamplingParams, render_chat  # noqa: E402
 from agents.pools import EnvPoolSpec, VectorEnvPool, make_env_pool  # noqa: E402
 from agents.pools.ray import RayEnvPool, split_sizes  # noqa: E402
 from agents.ray_runtime import ray_session  # noqa: E402
-from agents.rollout import RolloutBatch, RolloutConfig, RolloutEngine  # noqa: E402
+from agents.rollout import RolloutBatch, RolloutEngine, RolloutEngineConfig  # noqa: E402
 
 SEARCHQA = "sdgym/SearchQA-v0"
 TINY = {"size": "tiny"}
@@ -39,7 +39,7 @@ def kill_and_wait(worker) -> None:
 def _rollout(rollout_backend: str, workers: int = 3, on_step=None) -> tuple[RolloutBatch, int]:
     """Two groups of two on tiny Search-QA; ``on_step(pool, call_number)`` runs before each step."""
     backend = shared_hf_backend()
-    config = RolloutConfig(SEARCHQA, dict(TINY), num_groups=2, group_size=2, max_turns=3,
+    config = RolloutEngineConfig(SEARCHQA, dict(TINY), num_groups=2, group_size=2, max_turns=3,
                            rollout_backend=rollout_backend, ray_num_workers=workers)
     with RolloutEngine(config, backend, lambda m: render_chat(backend.tokenizer, m)) as engine:
         if on_step is not None:

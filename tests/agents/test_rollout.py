@@ -15,7 +15,7 @@ from agents.backends.base import SamplingParams, render_chat  # noqa: E402
 from agents.backends.hf import HFBackend, response_logprobs  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.prompts import PublicTurn, public_turn, student_messages, teacher_messages  # noqa: E402
-from agents.rollout import RolloutConfig, RolloutEngine  # noqa: E402
+from agents.rollout import RolloutEngine, RolloutEngineConfig  # noqa: E402
 from agents.tiny_model import build_tiny_model  # noqa: E402
 
 ROLLOUT_IDS = [i for i in ("sdgym/SearchQA-v0", "sdgym/WebShop-v0") if i in AVAILABLE_IDS]
@@ -42,7 +42,7 @@ def test_public_turn_has_no_privileged_field() -> None:
 
 @pytest.mark.parametrize("env_id", ROLLOUT_IDS)
 def test_grouped_rollout_rows_are_consistent(backend, env_id) -> None:
-    config = RolloutConfig(env_id, dict(FAST_KWARGS[env_id]), num_groups=2, group_size=4,
+    config = RolloutEngineConfig(env_id, dict(FAST_KWARGS[env_id]), num_groups=2, group_size=4,
                            max_turns=3)
     render = lambda messages: render_chat(backend.tokenizer, messages)  # noqa: E731
     with RolloutEngine(config, backend, render) as engine:
@@ -74,7 +74,7 @@ def test_grouped_rollout_rows_are_consistent(backend, env_id) -> None:
 
 
 def test_rollout_rejects_wrong_seed_count(backend) -> None:
-    config = RolloutConfig("sdgym/SearchQA-v0", {"size": "tiny"}, num_groups=2, group_size=1)
+    config = RolloutEngineConfig("sdgym/SearchQA-v0", {"size": "tiny"}, num_groups=2, group_size=1)
     render = lambda messages: render_chat(backend.tokenizer, messages)  # noqa: E731
     with RolloutEngine(config, backend, render) as engine, pytest.raises(ValueError, match="seeds"):
         engine.collect([1], SamplingParams(max_new_tokens=4))

@@ -103,7 +103,7 @@ def test_shipped_searchqa_warm_start_beats_random_on_the_easy_split() -> None:
     from agents.backends.base import SamplingParams, render_chat
     from agents.backends.hf import HFBackend
     from agents.prompts import PromptLimits
-    from agents.rollout import RolloutConfig, RolloutEngine
+    from agents.rollout import RolloutEngine, RolloutEngineConfig
     from baselines.evaluation import evaluate_policy
     from baselines.reference.policies import RandomPolicy
 
@@ -112,7 +112,7 @@ def test_shipped_searchqa_warm_start_beats_random_on_the_easy_split() -> None:
     env_kwargs, episodes = record["env_kwargs"], 48
     model, tokenizer = load_model(resolve_model("searchqa-easy-sft"))
     engine = RolloutEngine(
-        RolloutConfig("sdgym/SearchQA-v0", env_kwargs, episodes, 1, hide_privileged=True,
+        RolloutEngineConfig("sdgym/SearchQA-v0", env_kwargs, episodes, 1, hide_privileged=True,
                       prompt_limits=PromptLimits.from_dict(record["prompt"])),
         HFBackend(model, tokenizer), lambda messages: render_chat(tokenizer, messages))
     try:

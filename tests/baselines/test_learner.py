@@ -15,7 +15,7 @@ from agents.prompts import PublicTurn  # noqa: E402
 from agents.rollout import TurnRow  # noqa: E402
 from baselines.config import TrainConfig  # noqa: E402
 from baselines.grpo import GRPOConfig  # noqa: E402
-from baselines.heads import TeacherHead, available_heads, make_head  # noqa: E402
+from baselines.heads import Head, available_heads, make_head  # noqa: E402
 from baselines.learner import Learner  # noqa: E402
 from baselines.teacher import TeacherWeights  # noqa: E402
 
@@ -59,7 +59,7 @@ def synthetic_rows(seed: int = 1) -> tuple[list[TurnRow], list[list[int] | None]
     return rows, teacher
 
 
-def one_step(head_name: str | TeacherHead, micro_batch_size: int, policy: torch.nn.Module,
+def one_step(head_name: str | Head, micro_batch_size: int, policy: torch.nn.Module,
              teacher_prompts: bool = True) -> tuple[torch.nn.Module, dict]:
     head = make_head(head_name) if isinstance(head_name, str) else head_name
     model = copy.deepcopy(policy)

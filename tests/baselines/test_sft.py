@@ -213,7 +213,7 @@ def test_sft_teacher_turns_are_rendered_as_the_trainer_teacher_reads_them(
     rollout engine (same observation cut, admissible list, history and context block)."""
     from agents.backends.base import SamplingParams
     from agents.prompts import PromptLimits
-    from agents.rollout import RolloutConfig, RolloutEngine
+    from agents.rollout import RolloutEngine, RolloutEngineConfig
     from baselines.sft import expert_demonstrations, teacher_prompt, with_teacher_contexts
     from baselines.teacher import TURN_CONTEXTS, turn_teacher_messages
 
@@ -229,7 +229,7 @@ def test_sft_teacher_turns_are_rendered_as_the_trainer_teacher_reads_them(
             return turn_teacher_messages(turn, context, info.get("privileged"),
                                          str(info.get("task_type", "")), env_id)
 
-        engine = RolloutEngine(RolloutConfig(env_id, env_kwargs, 1, 1, prompt_limits=prompt_limits),
+        engine = RolloutEngine(RolloutEngineConfig(env_id, env_kwargs, 1, 1, prompt_limits=prompt_limits),
                                backend, render=str, messages=messages)
         try:  # the task expert_demonstrations(..., tasks=1, seed=0) ran
             batch = engine.collect([0], SamplingParams(), split,

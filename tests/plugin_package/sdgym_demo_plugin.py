@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from baselines.heads.base import HeadBatch, HeadOutput, TeacherHead
+from baselines.heads.base import Head, HeadBatch, HeadOutput
 from sdgym.core import EngineStep, InvalidAction, TextEnv
 from sdgym.registration import EnvEntry
 
 
-class HalfAdvantageHead(TeacherHead):
+class HalfAdvantageHead(Head):
     """GRPO with every advantage halved (a head with no teacher, for the plugin test)."""
 
     name: ClassVar[str] = "demo_half"

@@ -6,16 +6,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from baselines.heads import HEADS, GRPOHead, HeadBatch, HeadOutput, TeacherHead, make_head
+from baselines.heads import HEADS, GRPOHead, Head, HeadBatch, HeadOutput, make_head
 
 
 def test_grpo_is_its_own_head_and_the_base_class_is_abstract() -> None:
-    assert HEADS["grpo"] is GRPOHead and GRPOHead is not TeacherHead
-    assert TeacherHead.name == "" and issubclass(GRPOHead, TeacherHead)
+    assert HEADS["grpo"] is GRPOHead and GRPOHead is not Head
+    assert Head.name == "" and issubclass(GRPOHead, Head)
     batch = HeadBatch(*(torch.zeros(1, 2) for _ in range(4)))
     assert make_head("grpo").apply(batch) == HeadOutput()
     with pytest.raises(NotImplementedError, match="does not define apply"):
-        TeacherHead().apply(batch)
+        Head().apply(batch)
 
 
 def test_a_head_output_with_both_replace_and_aux_loss_is_an_error() -> None:
