@@ -288,3 +288,26 @@ def test_report_html_opens_in_headless_chromium_with_its_figures(tmp_path) -> No
         assert "sdgym merged report" in browser.driver.title
     finally:
         browser.quit()
+
+
+def test_an_archived_run_keeps_only_results_and_reads_and_resumes_as_a_run(tmp_path) -> None:
+    """The archive drops checkpoints, keeps every cell's record; `sdgym report` reads it and a
+    suite resumes from it with nothing to run."""
+    from benchmarks.protocol.archive import archive_run
+
+    out = tmp_path / "out"
+    part = _cached_part(tmp_path, out, "alf", "sdgym/ALFWorld-v0", ["grpo", "sdar"])
+    (out / "alf" / "runs" / "x").mkdir(parents=True)
+    (out / "alf" / "runs" / "x" / "model.safetensors").write_bytes(b"0" * 1000)
+    (out / "alf" / "report.md").write_text("# r\n")
+    kept = tmp_path / "results" / "alf"
+    assert archive_run(out / "alf", kept) == 3  # cpu-smoke has one seed: start, grpo, sdar
+    assert not (kept / "runs").exists() and (kept / "report.md").exists()
+    assert main(["report", str(kept), "--out", str(tmp_path / "merged")]) == 0
+    back = tmp_path / "again"
+    archive_run(kept, back / "alf")
+    suite = tmp_path / "one.toml"
+    suite.write_text(f'parts = ["{part}"]\n')
+    assert main(["benchmark", "--preset", str(suite), "--out", str(back), "--jobs", "1"]) == 0
+    with pytest.raises(ValueError, match="not a benchmark run folder"):
+        archive_run(tmp_path / "nothing", kept)
