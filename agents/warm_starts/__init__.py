@@ -12,6 +12,7 @@ Rebuild one with the command in its record, e.g.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -77,9 +78,14 @@ def warm_start_record(model: str) -> dict[str, Any]:
 
 
 def shipped_prompt_limits(model: str) -> dict[str, Any]:
-    """The prompt limits a shipped warm start was trained with (``{}`` for any other model)."""
+    """The prompt limits a shipped warm start was trained with, or those a model folder records
+    in its ``sdgym_prompt.json`` (a model trained from a warm start and saved with its prompt
+    format); ``{}`` for any other model."""
     if model not in shipped_warm_starts():
-        return {}
+        from agents.prompt_format import recorded_prompt_limits
+
+        recorded = recorded_prompt_limits(model) if Path(model).is_dir() else None
+        return {} if recorded is None else dataclasses.asdict(recorded)
     config = warm_start_record(model)["config"]
     if isinstance(config.get("rollout"), dict):  # recorded by the sectioned training config
         return dict(config["rollout"].get("prompt", {}))

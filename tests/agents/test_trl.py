@@ -185,3 +185,19 @@ def test_example_trains_the_warm_start_with_grpo_trainer_and_evaluates_at_anothe
         assert 0.0 <= record["rewards/episode_reward/mean"] <= 1.0
         assert record["completions/mean_length"] > 0  # model tokens only (env_mask)
     assert 0.0 <= eval_logs[0]["eval_rewards/episode_reward/mean"] <= 1.0
+    # the trained model is saved where asked, loads with from_pretrained, and sdgym eval runs it
+    # with the warm start's prompt format
+    from transformers import AutoModelForCausalLM
+
+    from agents.prompts import PromptLimits
+    from agents.warm_starts import shipped_prompt_limits
+    from sdgym.cli import main as sdgym_main
+
+    assert AutoModelForCausalLM.from_pretrained(tmp_path).num_parameters() > 0
+    assert PromptLimits.from_dict(shipped_prompt_limits(str(tmp_path))) == PromptLimits.from_dict(
+        shipped_prompt_limits("searchqa-hasty-sft"))
+    out = tmp_path / "eval.jsonl"
+    assert sdgym_main(["eval", "--env", "SearchQA-v0", "--model", str(tmp_path), "--env-kwarg",
+                       "size=small", "--split", "easy_val", "--episodes", "2", "--seeds", "1",
+                       "--max-new-tokens", "32", "--out", str(out)]) == 0
+    assert len(out.read_text().splitlines()) >= 2
