@@ -10,6 +10,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from baselines.seed_layout import baseline_policy_seed
 from sdgym.wrappers import HidePrivileged
 
 
@@ -80,7 +81,7 @@ def evaluate_policy(
         for seed in seeds:
             successes = scores = 0.0
             for position, index in enumerate(panel):
-                policy.reset(seed * 1_000_003 + index)
+                policy.reset(baseline_policy_seed(seed, index))
                 observation, info = env.reset(seed=env_seed(seed, position),
                                               options={"split": split, "task_index": index})
                 turns = 0

@@ -30,6 +30,7 @@ from agents.backends.base import SamplingParams
 from agents.panel import PanelSlot, evaluate_on_panel, task_panel
 from agents.prompts import CONTEXT_BUDGET_CHARS, PublicTurn, student_messages, teacher_messages
 from agents.rollout import MessageBuilder, RolloutBatch, student_turn_messages
+from baselines.seed_layout import PREMISE_OFFSET, PREMISE_POOL_ROLLOUT_SEED
 from baselines.teacher import (
     CONTEXT_KINDS,
     TURN_CONTEXTS,
@@ -42,9 +43,9 @@ from baselines.teacher import (
 if TYPE_CHECKING:
     from baselines.trainer import Trainer
 
-PREMISE_SAMPLING_OFFSET = 30_000_000
-"""Sampling seeds of the premise panels (apart from training, validation and test seeds)."""
-POOL_ROLLOUT_SEED = 1_000
+PREMISE_SAMPLING_OFFSET = PREMISE_OFFSET
+"""Sampling seeds of the premise panels (:mod:`baselines.seed_layout`)."""
+POOL_ROLLOUT_SEED = PREMISE_POOL_ROLLOUT_SEED
 """Rollout seeds of the pool attempts start here (never a panel rollout seed)."""
 
 

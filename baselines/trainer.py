@@ -54,6 +54,7 @@ from baselines.memory_plan import check_fits
 from baselines.metrics import validation_auc
 from baselines.precision import Precision
 from baselines.run_log import METRICS_FILE, RunLog
+from baselines.seed_layout import TEST_OFFSET, VALIDATION_OFFSET, group_seeds, sampling_seed
 from baselines.seeding import seed_everything
 from baselines.sharding import gathered, load_shards, save_shards, shard
 from baselines.teacher import (
@@ -265,12 +266,12 @@ class Trainer:
 
     def _group_seeds(self, step: int) -> list[int]:
         """This rank's share of the step's group seeds (all of them in a single process)."""
-        base = self.config.seed * 1_000_003 + step * self.config.rollout.num_groups
-        return self.parallel.shard([base + g for g in range(self.config.rollout.num_groups)])
+        return self.parallel.shard(group_seeds(self.config.seed, step,
+                                               self.config.rollout.num_groups))
 
     def _sampling(self, step: int, temperature: float) -> SamplingParams:
         return SamplingParams(max_new_tokens=self.config.rollout.max_new_tokens, temperature=temperature,
-                              seed=self.config.seed * 7919 + step + 104_729 * self.parallel.rank)
+                              seed=sampling_seed(self.config.seed, step, self.parallel.rank))
 
     # --------------------------------------------------------------- one step
     def train_step(self, step: int) -> dict[str, Any]:
@@ -363,7 +364,7 @@ class Trainer:
         return success
 
     def _validation_sampling(self, rollout_seed: int) -> SamplingParams:
-        return self._sampling(10_000_000 + rollout_seed, self.config.evaluation.val_temperature)
+        return self._sampling(VALIDATION_OFFSET + rollout_seed, self.config.evaluation.val_temperature)
 
     def _teacher_acting_success(self, panel: list[int], step: int) -> float:
         """Success of the teacher *network* (current policy, frozen start or EMA) acting on the
@@ -416,7 +417,7 @@ class Trainer:
                 with self.generating():
                     result = evaluate_on_panel(
                         engine, split, panel, list(range(seeds)),
-                        lambda r: self._sampling(20_000_000 + r, config.evaluation.val_temperature))
+                        lambda r: self._sampling(TEST_OFFSET + r, config.evaluation.val_temperature))
             finally:
                 engine.close()
         record = result.to_record()

@@ -26,6 +26,7 @@ from agents.panel import evaluate_on_panel, task_panel  # noqa: E402
 from agents.prompts import PromptLimits  # noqa: E402
 from agents.rollout import RolloutEngine, RolloutEngineConfig  # noqa: E402
 from agents.warm_starts import resolve_model, shipped_prompt_limits  # noqa: E402
+from baselines.seed_layout import TEST_OFFSET  # noqa: E402
 from benchmarks.ab_timing import alternate  # noqa: E402
 
 TARGET = 1.3
@@ -45,7 +46,7 @@ def test_batched_rollout_seeds_speedup(benchmark) -> None:
     outcomes: dict[str, list] = {}
 
     def sampling(seed: int) -> SamplingParams:
-        return SamplingParams(max_new_tokens=32, temperature=0.4, seed=20_000_000 + seed)
+        return SamplingParams(max_new_tokens=32, temperature=0.4, seed=TEST_OFFSET + seed)
 
     def batched() -> float:
         started = time.perf_counter()

@@ -136,3 +136,27 @@ def test_compose_loss_sums_every_term_as_the_docstring_says() -> None:
     plain = compose_loss(logprobs, logits, old, advantages, mask, weight, config, beta, lam)
     assert plain.kl.item() == 0.0 and torch.allclose(plain.loss, -beta * entropy * weight
                                                      + policy * weight)
+
+
+def test_the_seed_layout_keeps_every_stream_apart() -> None:
+    """Group seeds of neighbouring run seeds, and the sampling seeds of training, validation,
+    test and premise, never collide for runs of realistic size (the layout's docstring)."""
+    from baselines.seed_layout import (
+        PREMISE_OFFSET,
+        TEST_OFFSET,
+        VALIDATION_OFFSET,
+        group_seeds,
+        sampling_seed,
+    )
+
+    groups = [set(s for step in range(1, 501) for s in group_seeds(run, step, 16))
+              for run in range(3)]
+    assert not (groups[0] & groups[1] or groups[1] & groups[2])
+    for run in range(3):
+        training = {sampling_seed(run, step) for step in range(1, 10_001)}
+        validation = {sampling_seed(run, VALIDATION_OFFSET + k) for k in range(8)}
+        test = {sampling_seed(run, TEST_OFFSET + k) for k in range(8)}
+        premise = {PREMISE_OFFSET + k for k in range(8)}
+        assert not (training & validation or training & test or validation & test
+                    or premise & (training | validation | test))
+    assert sampling_seed(0, 5, rank=1) != sampling_seed(0, 5, rank=0)
