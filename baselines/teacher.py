@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -112,23 +113,81 @@ def _trajectory_text(rows: list[TurnRow]) -> str:
     return trajectory_text([row.response_text for row in rows], rows[-1].score)
 
 
-CONTEXT_KINDS: tuple[str, ...] = ("privileged", "demonstration", "skills", "sibling", "hindsight")
-TURN_CONTEXTS: tuple[str, ...] = ("privileged", "demonstration", "skills")
+@dataclass(frozen=True)
+class ContextKind:
+    """One kind of teacher context: what it shows, and how it is made.
+
+    A per-turn kind (``from_turn``) is known from that turn's own info; an episode kind
+    (``from_group``) needs the finished episodes of the row's group."""
+
+    name: str
+    description: str
+    from_turn: Callable[[dict | None, str, str], str | None] | None = None
+    """``(privileged, task_type, env_id) -> text`` (None: no context at this turn)."""
+    from_group: Callable[[TurnRow, dict[int, list[TurnRow]], list[int]], str | None] | None = None
+    """``(row, episodes by trajectory id, the trajectory ids of the row's group) -> text``."""
+
+    @property
+    def per_turn(self) -> bool:
+        """Known at each turn from that turn's info alone (the teacher can act with it)."""
+        return self.from_turn is not None
+
+
+def _privileged_text(privileged: dict | None, task_type: str, env_id: str) -> str | None:
+    return (privileged or {}).get("text")
+
+
+def _expert_plan(privileged: dict | None, task_type: str, env_id: str) -> str | None:
+    plan = (privileged or {}).get("expert_plan") or []
+    return "Expert plan from here: " + " ; ".join(plan) if plan else None
+
+
+def _skills(privileged: dict | None, task_type: str, env_id: str) -> str | None:
+    return skill_text(env_id, task_type)
+
+
+def _sibling(row: TurnRow, episodes: dict[int, list[TurnRow]], group: list[int]) -> str | None:
+    winners = [t for t in group if t != row.traj_id and episodes[t][-1].won]
+    return sibling_context(_trajectory_text(episodes[winners[0]])) if winners else None
+
+
+def _hindsight(row: TurnRow, episodes: dict[int, list[TurnRow]], group: list[int]) -> str | None:
+    finished = [episodes[t] for t in group]
+    return hindsight_context([_trajectory_text(e) for e in finished if e[-1].won],
+                             [_trajectory_text(e) for e in finished if not e[-1].won])
+
+
+CONTEXTS: dict[str, ContextKind] = {kind.name: kind for kind in (
+    ContextKind("privileged", "the privileged info's text at that turn", from_turn=_privileged_text),
+    ContextKind("demonstration", "the expert plan from that turn's state", from_turn=_expert_plan),
+    ContextKind("skills", "the guidance text for the task type (baselines.skills)",
+                from_turn=_skills),
+    ContextKind("sibling", "a successful episode of another group member (same task)",
+                from_group=_sibling),
+    ContextKind("hindsight", "notes from the group's finished successes and failures",
+                from_group=_hindsight),
+)}
+"""The context registry: every teacher context a head, the SFT recipe or the premise may name."""
+CONTEXT_KINDS: tuple[str, ...] = tuple(CONTEXTS)
+TURN_CONTEXTS: tuple[str, ...] = tuple(name for name, kind in CONTEXTS.items() if kind.per_turn)
 """Contexts known at each turn from that turn's info alone (no finished episodes needed)."""
+
+
+def context_kind(name: str) -> ContextKind:
+    """The registered context ``name`` (ValueError naming the known ones)."""
+    if name not in CONTEXTS:
+        raise ValueError(f"unknown teacher context {name!r}; use one of {list(CONTEXT_KINDS)}")
+    return CONTEXTS[name]
 
 
 def turn_context(context: str, privileged: dict | None, task_type: str,
                  env_id: str) -> str | None:
     """The teacher context of one turn for a :data:`TURN_CONTEXTS` kind (None: none here)."""
-    if context == "privileged":
-        return (privileged or {}).get("text")
-    if context == "demonstration":
-        plan = (privileged or {}).get("expert_plan") or []
-        return "Expert plan from here: " + " ; ".join(plan) if plan else None
-    if context == "skills":
-        return skill_text(env_id, task_type)
-    raise ValueError(f"teacher context {context!r} is not known per turn; "
-                     f"per-turn contexts: {TURN_CONTEXTS}")
+    kind = context_kind(context)
+    if kind.from_turn is None:
+        raise ValueError(f"teacher context {context!r} is not known per turn; "
+                         f"per-turn contexts: {TURN_CONTEXTS}")
+    return kind.from_turn(privileged, task_type, env_id)
 
 
 def turn_teacher_messages(turn: PublicTurn, context: str, privileged: dict | None, task_type: str,
@@ -149,21 +208,11 @@ def teacher_contexts(rows: Sequence[TurnRow], context: str, env_id: str) -> list
     by_group: dict[int, list[int]] = defaultdict(list)
     for traj, episode_rows in episodes.items():
         by_group[episode_rows[0].group_id].append(traj)
-    contexts: list[str | None] = []
-    for row in rows:
-        if context in TURN_CONTEXTS:
-            contexts.append(turn_context(context, row.privileged, row.task_type, env_id))
-        elif context == "sibling":
-            winners = [t for t in by_group[row.group_id] if t != row.traj_id and episodes[t][-1].won]
-            contexts.append(sibling_context(_trajectory_text(episodes[winners[0]]))
-                            if winners else None)
-        elif context == "hindsight":
-            group = [episodes[t] for t in by_group[row.group_id]]
-            contexts.append(hindsight_context([_trajectory_text(e) for e in group if e[-1].won],
-                                              [_trajectory_text(e) for e in group if not e[-1].won]))
-        else:
-            raise ValueError(f"unknown teacher context {context!r}")
-    return contexts
+    kind = context_kind(context)
+    if kind.from_turn is not None:
+        return [kind.from_turn(row.privileged, row.task_type, env_id) for row in rows]
+    assert kind.from_group is not None
+    return [kind.from_group(row, episodes, by_group[row.group_id]) for row in rows]
 
 
 def teacher_prompt_ids(rows: Sequence[TurnRow], context: str, env_id: str, budget_chars: int,

@@ -53,9 +53,11 @@ import torch
 
 from agents.prompts import CONTEXT_BUDGET_CHARS
 from baselines.grpo import masked_mean
+from baselines.teacher import CONTEXT_KINDS
 
 TEACHER_WEIGHTS: tuple[str, ...] = ("current", "frozen", "ema")
-CONTEXT_SOURCES: tuple[str, ...] = ("privileged", "skills", "sibling", "hindsight", "demonstration")
+CONTEXT_SOURCES: tuple[str, ...] = CONTEXT_KINDS
+"""The contexts a head may read: the context registry's (:data:`baselines.teacher.CONTEXTS`)."""
 SCOPES: tuple[str, ...] = ("batch", "micro_batch")
 
 

@@ -254,3 +254,23 @@ def _first_task(env_id: str, env_kwargs: dict, split: str) -> int:
         env.close()
     random.Random(0).shuffle(order)
     return order[0]
+
+
+def test_the_context_registry_is_the_single_source_of_context_names() -> None:
+    """Heads, the SFT recipe and the premise read one registry: every name it lists is
+    accepted by a head, the per-turn ones build from a turn, the others need the group."""
+    from baselines.heads.base import CONTEXT_SOURCES, Head
+    from baselines.teacher import CONTEXTS, TURN_CONTEXTS, context_kind, turn_context
+
+    assert tuple(CONTEXTS) == CONTEXT_SOURCES
+    for name in CONTEXTS:
+        assert Head(context=name).context == name
+    privileged = {"text": "the key is under the mat", "expert_plan": ["go to mat", "take key"]}
+    assert turn_context("privileged", privileged, "x", "sdgym/SearchQA-v0") == privileged["text"]
+    assert turn_context("demonstration", privileged, "x", "sdgym/SearchQA-v0").endswith(
+        "go to mat ; take key")
+    assert set(TURN_CONTEXTS) == {n for n, k in CONTEXTS.items() if k.from_turn is not None}
+    with pytest.raises(ValueError, match="not known per turn"):
+        turn_context("sibling", privileged, "x", "sdgym/SearchQA-v0")
+    with pytest.raises(ValueError, match="unknown teacher context 'oracle'"):
+        context_kind("oracle")
