@@ -19,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from baselines.heads import available_heads
 from baselines.metrics import largest_drop
 from benchmarks.protocol.figures import draw_figures
 from benchmarks.protocol.premise import PREMISE_KIND, premise_table_lines, unmet_heads
@@ -362,6 +363,9 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
         lines.append("")
         if env_id in premises:
             lines += premise_table_lines(premises[env_id], methods)
+    for env_id in sorted(set(premises) - set(table)):  # a premise-only run (cpu-premise)
+        lines += [f"## {env_id}", "", *premise_table_lines(premises[env_id],
+                                                          methods or available_heads())]
     missing = result.get("failures", []) + [{"cell": n, "error": ""} for n in result.get("notes", [])]
     lines += ["## Missing", ""]
     lines += [f"- {m['cell']} {m['error']}".rstrip() for m in missing] or ["- nothing: every planned cell finished"]

@@ -90,3 +90,14 @@ def test_a_premise_becomes_a_warm_start_measurement_and_its_model_card(tmp_path)
     add_measurement(folder, {**entry, "commit": "def5678"})  # same split: replaced, not added
     assert [m["commit"] for m in json.loads((folder / RECORD_FILE).read_text())["measured"]
             ] == ["def5678"]
+
+
+def test_a_premise_only_run_reports_its_premise_tables(tmp_path) -> None:
+    """cpu-premise has no trained cells: its report still shows each env's premise table, with
+    the heads that read each context."""
+    report = write_report({"records": [_record("sdgym/SearchQA-v0"), _record("sdgym/WebShop-v0")],
+                           "failures": [], "notes": [], "planned": 2}, tmp_path, "premise only")
+    text = report.read_text()
+    assert "## sdgym/SearchQA-v0" in text and "## sdgym/WebShop-v0" in text
+    assert text.count("Teacher premise at step 0") == 2
+    assert "| privileged | opsd |" in text  # heads from the registry
