@@ -105,8 +105,8 @@ def run_preset(preset, out: Path, args: argparse.Namespace, jobs: int, console,
         dispatch = RayDispatch(args.ray_address, args.ray_cpus_per_cell, args.ray_gpus_per_cell)
     from benchmarks.protocol.progress import CellProgress
 
-    progress = CellProgress(len(cells), lambda line: console.print(line, markup=False,
-                                                                   highlight=False))
+    progress = CellProgress(len(cells), lambda line: console.print(  # one line, never wrapped
+        line, markup=False, highlight=False, soft_wrap=True))
     result = run_matrix(preset, out, on_cell=progress, dispatch=dispatch, jobs=jobs)
     report = write_report(result, out, f"sdgym benchmark — {preset.name}", args.cost_measure)
     if show_report:
