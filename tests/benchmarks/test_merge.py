@@ -196,7 +196,9 @@ def test_a_suite_runs_its_parts_into_their_folders_and_merges_them(tmp_path, cap
     assert "## sdgym/ALFWorld-v0" in report and "## sdgym/WebShop-v0" in report
     assert (out / "alf" / "report.md").exists() and (out / "web" / "report.md").exists()
     assert len((out / "results.jsonl").read_text().splitlines()) == 2 * 3
-    assert "cached" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    progress = [line for line in printed.splitlines() if line.startswith("[")]
+    assert len(progress) == 2 * 3 and all("cached" in line and "ETA" in line for line in progress)
 
 
 def test_a_suite_naming_an_unknown_part_is_refused_in_one_line(tmp_path, capsys) -> None:
