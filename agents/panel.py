@@ -149,6 +149,13 @@ def evaluate_on_panel(engine: RolloutEngine, split: str, tasks: Sequence[int],
         slots += [None] * len(padding)
         if on_batch is not None:
             on_batch(batch, slots)
+        refused: dict[int, int] = {}
+        unparsable: dict[int, int] = {}
+        for row in batch.rows:
+            if row.parse_error:
+                unparsable[row.traj_id] = unparsable.get(row.traj_id, 0) + 1
+            elif not row.action_valid:
+                refused[row.traj_id] = refused.get(row.traj_id, 0) + 1
         for episode in batch.episodes:
             slot = slots[episode.group_id]
             if slot is None:
@@ -156,7 +163,9 @@ def evaluate_on_panel(engine: RolloutEngine, split: str, tasks: Sequence[int],
             result.outcomes.append({
                 "task_index": slot[0], "task_id": episode.task_id, "rollout_seed": slot[1],
                 "success": bool(episode.won), "score": float(episode.score),
-                "turns": int(episode.turns)})
+                "turns": int(episode.turns),
+                "unparsable_turns": unparsable.get(episode.traj_id, 0),
+                "refused_turns": refused.get(episode.traj_id, 0)})
     position = {t: i for i, t in enumerate(result.task_indices)}
     result.outcomes.sort(key=lambda o: (o["rollout_seed"], position[o["task_index"]]))
     return result

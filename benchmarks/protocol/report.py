@@ -310,6 +310,27 @@ def _other_ratios(row: dict[str, Any], measure: str) -> str:
     return " · ".join(parts) or "–"
 
 
+def action_format_lines(records: list[dict[str, Any]]) -> list[str]:
+    """One line: per method, the share of its test turns with no parsable action and the share
+    the env refused (from the outcomes' ``unparsable_turns`` / ``refused_turns``; nothing for
+    records made before they were counted), so a format problem reads apart from a weak policy."""
+    totals: dict[str, list[int]] = {}
+    for record in records:
+        for outcome in record.get("outcomes") or []:
+            if "unparsable_turns" not in outcome:
+                continue
+            total = totals.setdefault(record["method"], [0, 0, 0])
+            total[0] += int(outcome["turns"])
+            total[1] += int(outcome["unparsable_turns"])
+            total[2] += int(outcome["refused_turns"])
+    if not totals:
+        return []
+    parts = [f"{method} {unparsed / max(turns, 1):.1%} / {refused / max(turns, 1):.1%}"
+             for method, (turns, unparsed, refused) in sorted(totals.items())]
+    return ["Test turns with no parsable action / refused by the env: " + ", ".join(parts) + ".",
+            ""]
+
+
 def write_report(result: dict[str, Any], out: str | Path, title: str,
                  cost_measure: str | None = None) -> Path:
     """Write ``report.md`` and the plots into ``out``; return the report path. ``cost_measure``:
@@ -361,6 +382,7 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
                 f"{_fmt(row['largest_drop'], 2)} | {_fmt_cost(row['cost'])} | "
                 f"{_fmt(row['cost_ratio'], 2)} | {_other_ratios(row, key)} |")
         lines.append("")
+        lines += action_format_lines([r for r in records if r.get("env_id") == env_id])
         if env_id in premises:
             lines += premise_table_lines(premises[env_id], methods)
     for env_id in sorted(set(premises) - set(table)):  # a premise-only run (cpu-premise)

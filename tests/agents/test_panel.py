@@ -85,7 +85,11 @@ def test_rollout_seeds_change_the_samples_at_positive_temperature() -> None:
     try:
         panel = task_panel(engine.task_count("test"), 4)
         for temperature in (1.0, 0.0):
-            def keep(batch, slots, temperature=temperature):
+            unparsed: list[int] = []
+
+            def keep(batch, slots, temperature=temperature, unparsed=unparsed):
+                unparsed.extend(1 for r in batch.rows
+                                if r.parse_error and slots[r.group_id] is not None)
                 rows = sorted(batch.rows, key=lambda r: (slots[r.group_id][0], r.turn))
                 for seed in (0, 1):
                     responses[temperature, seed] = [r.response_text for r in rows
@@ -96,6 +100,11 @@ def test_rollout_seeds_change_the_samples_at_positive_temperature() -> None:
                 lambda seed, temperature=temperature: SamplingParams(
                     max_new_tokens=12, temperature=temperature, seed=seed), keep)
             assert sorted({o["task_index"] for o in result.outcomes}) == sorted(panel)
+            # each outcome counts its episode's unparsable and refused turns (an untrained model
+            # rarely writes a whole tag)
+            assert sum(o["unparsable_turns"] for o in result.outcomes) == len(unparsed)
+            assert all(o["unparsable_turns"] + o["refused_turns"] <= o["turns"]
+                       for o in result.outcomes)
     finally:
         engine.close()
     assert responses[1.0, 0] != responses[1.0, 1], "rollout seeds must change the samples"
