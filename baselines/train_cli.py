@@ -17,6 +17,32 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``sdgym train``."""
+    _add_common_arguments(parser)
+    parser.add_argument("--no-eval", action="store_true", help="skip the final test evaluation")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the per-GPU memory plan and run nothing")
+    parser.add_argument("--gpus", type=int, default=None,
+                        help="GPUs the --dry-run plans for (default: WORLD_SIZE, else 1)")
+    _add_config_options(parser)
+
+
+def add_sft_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``sdgym sft`` (the training options, plus ``--export``)."""
+    _add_common_arguments(parser)
+    parser.add_argument("--export", default=None, metavar="DIR",
+                        help="also write the warm start to DIR as float16 with its recipe, "
+                             "model card and prompt format (as agents/warm_starts/ ships them)")
+    _add_config_options(parser)
+
+
+def _add_config_options(parser: argparse.ArgumentParser) -> None:
+    from baselines.config_options import add_config_options
+
+    add_config_options(parser)
+
+
+def _add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """What ``sdgym train`` and ``sdgym sft`` share: env, method, preset, seed, overrides."""
     from baselines.config import available_presets
     from baselines.heads import available_heads
     from sdgym.registration import all_environments
@@ -44,16 +70,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "literal, else a string), or one key of a table: sft.steps=200, "
                              "grpo.kl_coef=0.01, head.teacher_weights=frozen, env.size=small, "
                              "rollout.prompt.history=0 (the typed options below do the same)")
-    parser.add_argument("--no-eval", action="store_true", help="skip the final test evaluation")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="sdgym train: print the per-GPU memory plan and run nothing")
-    parser.add_argument("--gpus", type=int, default=None,
-                        help="GPUs the --dry-run plans for (default: WORLD_SIZE, else 1)")
-    parser.add_argument("--export", default=None, metavar="DIR",
-                        help="sdgym sft only: also write the warm start to DIR as float16 with its recipe")
-    from baselines.config_options import add_config_options
-
-    add_config_options(parser)
 
 
 def _config(args: argparse.Namespace, check_model: bool = True):

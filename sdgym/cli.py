@@ -306,7 +306,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text)
         sub.set_defaults(handler=_lazy(module, function))
         if name == command:  # only the command that runs imports its module
-            _lazy_arguments(sub, module)
+            _lazy_arguments(sub, module, name)
     return parser
 
 
@@ -332,11 +332,14 @@ def _hide_model_loading_bars() -> None:
     transformers_logging.disable_progress_bar()
 
 
-def _lazy_arguments(parser: argparse.ArgumentParser, module: str) -> None:
+def _lazy_arguments(parser: argparse.ArgumentParser, module: str, command: str) -> None:
+    """Add ``command``'s arguments: the module's ``add_<command>_arguments`` where it has one
+    (options only that command takes), else its ``add_arguments``."""
     import importlib
 
     try:
-        importlib.import_module(module).add_arguments(parser)
+        loaded = importlib.import_module(module)
+        getattr(loaded, f"add_{command}_arguments", loaded.add_arguments)(parser)
     except ImportError as error:  # the training extras are not installed
         parser.description = f"unavailable: {error}"
 

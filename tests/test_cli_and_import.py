@@ -269,3 +269,16 @@ def test_train_help_lists_the_methods_and_presets_from_their_registries() -> Non
     helps = {a.dest: a.help for a in sub.choices["train"]._actions}
     assert all(name in helps["method"] for name in available_heads())
     assert all(name in helps["preset"] for name in available_presets())
+
+
+def test_options_appear_only_for_the_command_they_apply_to() -> None:
+    from sdgym.cli import build_parser
+
+    def options(command: str) -> set[str]:
+        parser = build_parser(command)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return {o for a in sub.choices[command]._actions for o in a.option_strings}
+
+    train, sft = options("train"), options("sft")
+    assert "--export" in sft and "--export" not in train
+    assert {"--dry-run", "--gpus", "--no-eval"} <= train and not {"--dry-run", "--gpus"} & sft

@@ -54,6 +54,16 @@ def test_smoke_run_logs_phases_validation_and_summary(tmp_path) -> None:
     assert [s for s, _ in summary["validation"]] == [0, 1, 2]
     assert 0.0 <= summary["auc"] <= 1.0 and summary["tokens"]["generated"] > 0
     assert len(final["success_per_seed"]) == 2
+    # the TensorBoard event file holds the final test score, and no all-zero timing curve
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(trainer.run_dir / "tensorboard"))
+    events.Reload()
+    scalars = set(events.Tags()["scalars"])
+    [test_point] = events.Scalars("test/success")
+    assert test_point.step == 2 and test_point.value == pytest.approx(final["success_mean"])
+    assert "timing/wall_seconds/update" in scalars
+    assert "timing/wall_seconds/teacher_forward" not in scalars  # GRPO: 0 at every step
     after = trainer.summary()  # the test is timed too, but, like setup and validation, not cost
     cpu = after["phase_cpu_seconds_total"]
     assert cpu["setup"] > 0 and cpu["validation"] > 0 and cpu["test"] > 0
