@@ -36,6 +36,26 @@ SKIP_WHILE_ZERO: tuple[str, ...] = ("timing/", "cost/")
 _NOTICES: set[str] = set()
 
 
+def duration(seconds: float) -> str:
+    """``1h10m``, ``14m02s`` or ``9s``."""
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def progress_line(step: int, total: int | None, elapsed: float, metrics: dict[str, Any]) -> str:
+    """``step 3/8  elapsed 1m02s  ETA 1m43s  train/success 0.250 ...``: one training step for a
+    log that is not a terminal (the ETA assumes the steps so far are typical)."""
+    eta = (f"ETA {duration(elapsed / step * (total - step))}" if total and step < total
+           else "done")
+    shown = "  ".join(f"{key} {float(value):.3f}" for key, value in metrics.items()
+                      if key in ("train/success", "val/success", "loss") and _finite(value))
+    return f"step {step}/{total or '?'}  elapsed {duration(elapsed)}  {eta}  {shown}".rstrip()
+
+
 def notice_once(text: str) -> None:
     """Print ``text`` to stderr once per process (a missing optional logger, say)."""
     if text not in _NOTICES:
@@ -87,10 +107,13 @@ class RunLog:
         self.path = Path(run_dir) / METRICS_FILE
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._bar = None
-        if progress:
+        self._lines = None  # (started, total): a plain progress line per step
+        if progress and sys.stderr.isatty():
             from tqdm.auto import tqdm
 
             self._bar = tqdm(total=total, desc=Path(run_dir).as_posix()[-40:], unit="step")
+        elif progress:  # a log file: whole lines with done/total, elapsed and ETA, no \r bars
+            self._lines = (time.monotonic(), total)
         self._tensorboard = self._tensorboard_writer(Path(run_dir)) if tensorboard else None
         self._nonzero: set[str] = set()  # timing/cost tags that have been non-zero
         self._wandb = None
@@ -126,6 +149,9 @@ class RunLog:
             self._bar.set_postfix(shown)
             self._bar.n = step
             self._bar.refresh()
+        if self._lines is not None and step > 0:
+            print(progress_line(step, self._lines[1], time.monotonic() - self._lines[0], metrics),
+                  file=sys.stderr, flush=True)
 
     def _scalars(self, step: int, scalars: dict[str, float]) -> None:
         """Send ``scalars`` to TensorBoard / W&B, leaving out still-zero timing/cost curves."""

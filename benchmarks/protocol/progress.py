@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from baselines.run_log import duration
+
 
 class CellProgress:
     """``on_cell`` callback of :func:`benchmarks.protocol.matrix.run_matrix` that prints
@@ -33,13 +35,3 @@ class CellProgress:
         width = len(str(self.total))
         self.write(f"[{self.done:>{width}}/{self.total}] {status:>7}  {cell.key}  "
                    f"elapsed {duration(elapsed)}  {eta}")
-
-
-def duration(seconds: float) -> str:
-    """``1h10m``, ``14m02s`` or ``9s``."""
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

@@ -151,3 +151,18 @@ def test_tensorboard_off_writes_no_event_files(tmp_path, monkeypatch) -> None:
     writers = _fake_tensorboard(monkeypatch)
     RunLog(tmp_path, tensorboard=False).close()
     assert writers == []
+
+
+def test_progress_in_a_log_is_one_whole_line_per_step(tmp_path, monkeypatch, capsys) -> None:
+    from baselines.run_log import progress_line
+
+    assert progress_line(2, 8, 60.0, {"train/success": 0.25, "loss": 0.5, "note": "x"}) == (
+        "step 2/8  elapsed 1m00s  ETA 3m00s  train/success 0.250  loss 0.500")
+    assert progress_line(8, 8, 600.0, {}) == "step 8/8  elapsed 10m00s  done"
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    log = RunLog(tmp_path, progress=True, total=2, tensorboard=False)
+    log.step(0, {"val/success": 0.5})
+    log.step(1, {"loss": 1.0})
+    log.close()
+    err = capsys.readouterr().err
+    assert "\r" not in err and err.count("step 1/2") == 1 and "step 0/" not in err
