@@ -8,8 +8,10 @@ admissible action or a malformed one), and a fresh env is made for every episode
 after it, as a benchmark worker does across its cells: that is where engines leak (a planner
 library or a JVM per env). Every ``--every`` steps it records this process's resident memory,
 the memory of its children (ScienceWorld's JVM), the disk held by deleted-but-mapped files, and
-open file descriptors. A resource passes when its growth from the end of the warm-up to the end
-is at most 5% (disk held: at most one file's worth, since a pool may hold one copy per live env).
+open file descriptors. This process's memory passes when its growth from the end of the warm-up
+to the end is at most 5%; disk held may grow by at most one file's worth (a pool holds one copy
+per live env), open descriptors by at most 2. The children's memory is shown, not judged: each
+sample sees the JVM of a different env.
 """
 
 from __future__ import annotations
@@ -113,8 +115,9 @@ def table(results: dict[str, list[dict[str, float]]], warmup: int, when: str) ->
         held = after[-1]["deleted_mapped_mb"] - after[0]["deleted_mapped_mb"]
         fds = after[-1]["open_fds"] - after[0]["open_fds"]
         kids = (after[0]["children_rss_mb"], after[-1]["children_rss_mb"])
-        ok = rss <= GROWTH_LIMIT and held <= 34 and fds <= 2 and (
-            kids[0] == 0 or (kids[1] - kids[0]) / kids[0] <= GROWTH_LIMIT)
+        # children (a JVM) are shown, not judged: with a fresh env per episode each sample sees
+        # a different JVM, so their difference is not a growth
+        ok = rss <= GROWTH_LIMIT and held <= 34 and fds <= 2
         lines.append(f"| {env_id} | {after[0]['rss_mb']:.0f} → {after[-1]['rss_mb']:.0f} | "
                      f"{rss:+.1%} | {kids[0]:.0f} → {kids[1]:.0f} | "
                      f"{after[0]['deleted_mapped_mb']:.0f} → {after[-1]['deleted_mapped_mb']:.0f} | "
