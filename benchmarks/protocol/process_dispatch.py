@@ -9,8 +9,8 @@ time leaves one idle.
 Costs stay per process: a cell's CPU seconds (:mod:`baselines.cost`) are those of its worker while
 it runs only that cell, so cells run side by side keep valid cost ratios. The driver writes
 ``result.json`` / ``failure.json`` exactly as the one-after-another path does. A worker that dies
-(killed, out of memory) sends the cells in flight back to the queue once and a fresh pool runs
-on (:func:`run_cells_in_processes`); a re-run resumes any that failed. Workers are
+(killed, out of memory) makes the cells in flight suspects, each run again alone to find the
+one that kills its worker (:func:`run_cells_in_processes`); a re-run resumes any that failed. Workers are
 tied to the driver (:mod:`sdgym.process_lifetime`): when the driver dies, even by ``kill -9``,
 they and what they started end within seconds instead of running on as orphans.
 """
@@ -53,37 +53,41 @@ def _start_worker(tie: ParentTie) -> None:
 
 
 BROKEN_POOL_RETRIES = 1
-"""Times a cell is run again after its worker pool broke under it (a worker killed, e.g. by the
-out-of-memory killer) before it is recorded as failed."""
+"""Times a cell is run again, alone, after its worker died under it while it ran alone (a
+worker killed, e.g. by the out-of-memory killer) before it is recorded as failed."""
 
 
 def run_cells_in_processes(
     cells: Sequence[Any],
     attempt: Callable[..., Any],
-    args: tuple[Any, ...],
+    args: tuple,
     jobs: int,
 ) -> Iterator[tuple[Any, Any]]:
     """Run ``attempt(cell, *args)`` for every cell on ``jobs`` reused worker processes; yield
     ``(cell, (record, errors))`` as each finishes. ``attempt`` and ``args`` must be picklable
     (module-level functions).
 
-    At most ``jobs`` cells are in flight. A worker that dies breaks its pool: the cells in flight
-    then (the one whose worker died and its neighbours) go back to the queue, a fresh pool runs
-    the rest, and only a cell in flight at more than :data:`BROKEN_POOL_RETRIES` breaks is
-    recorded as failed, so one killed worker never fails the cells still queued."""
+    At most ``jobs`` cells are in flight. A worker that dies breaks its pool, and every cell in
+    flight then becomes a suspect: the suspects run again one at a time, each alone in a fresh
+    pool, so the cell that kills its worker is found without blaming its neighbours. A suspect
+    whose worker dies while it runs alone is run alone :data:`BROKEN_POOL_RETRIES` more time(s),
+    then recorded as failed; the other cells go on ``jobs`` at a time."""
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    queue = deque(cells)
-    breaks: Counter[str] = Counter()
-    while queue:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+    queue, suspects = deque(cells), deque()
+    breaks_alone: Counter[str] = Counter()
+    while queue or suspects:
+        alone = bool(suspects)
+        source, width = (suspects, 1) if alone else (queue, jobs)
+        pool = ProcessPoolExecutor(max_workers=width,
+                                   mp_context=multiprocessing.get_context("spawn"),
                                    initializer=_start_worker, initargs=(parent_tie(),))
         try:
             in_flight: dict[Future, Any] = {}
             broken = False
-            while in_flight or (queue and not broken):
-                while queue and not broken and len(in_flight) < jobs:
-                    cell = queue.popleft()
+            while in_flight or (source and not broken):
+                while source and not broken and len(in_flight) < width:
+                    cell = source.popleft()
                     in_flight[pool.submit(attempt, cell, *args)] = cell
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in done:
@@ -92,9 +96,12 @@ def run_cells_in_processes(
                         outcome = future.result()
                     except BrokenProcessPool as error:
                         broken = True
-                        breaks[cell.key] += 1
-                        if breaks[cell.key] <= BROKEN_POOL_RETRIES:
-                            queue.appendleft(cell)
+                        if not alone:
+                            suspects.append(cell)  # it or a neighbour killed the worker
+                            continue
+                        breaks_alone[cell.key] += 1
+                        if breaks_alone[cell.key] <= BROKEN_POOL_RETRIES:
+                            suspects.appendleft(cell)
                             continue
                         outcome = (None, [f"worker process for {cell.key} failed: {error!r}"])
                     except Exception as error:  # never dropped: recorded as failed
