@@ -194,8 +194,9 @@ def test_text_mode_needs_neither_flask_nor_sockets() -> None:
     code = (
         "import socket, sys\n"
         "from sdgym.envs.webshop.env import WebShopEnv\n"
-        "def refuse(*a, **k): raise AssertionError('text mode opened a socket')\n"
-        "socket.socket = refuse\n"
+        "class Refused(socket.socket):\n"  # a class still: ssl, imported later, subclasses it
+        "    def __init__(self, *a, **k): raise AssertionError('text mode opened a socket')\n"
+        "socket.socket = Refused\n"
         "env = WebShopEnv(size='tiny')\n"
         "obs, info = env.reset(options={'split': 'test', 'task_index': 0})\n"
         "for action in info['privileged']['expert_plan']: env.step(action)\n"
