@@ -43,10 +43,6 @@ from baselines.teacher import (
 if TYPE_CHECKING:
     from baselines.trainer import Trainer
 
-PREMISE_SAMPLING_OFFSET = PREMISE_OFFSET
-"""Sampling seeds of the premise panels (:mod:`baselines.seed_layout`)."""
-POOL_ROLLOUT_SEED = PREMISE_POOL_ROLLOUT_SEED
-"""Rollout seeds of the pool attempts start here (never a panel rollout seed)."""
 
 
 def measure_premise(trainer: Trainer, contexts: Sequence[str] = CONTEXT_KINDS,
@@ -68,7 +64,7 @@ def measure_premise(trainer: Trainer, contexts: Sequence[str] = CONTEXT_KINDS,
     def sampling(rollout_seed: int) -> SamplingParams:
         return SamplingParams(max_new_tokens=config.rollout.max_new_tokens,
                               temperature=config.evaluation.val_temperature,
-                              seed=PREMISE_SAMPLING_OFFSET + rollout_seed)
+                              seed=PREMISE_OFFSET + rollout_seed)
 
     record: dict[str, Any] = {"split": split, "rollout_seeds": [int(s) for s in rollout_seeds],
                               "pool_seeds": pool_seeds, "contexts": {}}
@@ -84,7 +80,7 @@ def measure_premise(trainer: Trainer, contexts: Sequence[str] = CONTEXT_KINDS,
                                                   sampling).to_record()
             attempts: dict[int, list[tuple[str, bool]]] = defaultdict(list)
             if {"sibling", "hindsight"} & set(contexts) and pool_seeds > 0:
-                pool = [POOL_ROLLOUT_SEED + k for k in range(pool_seeds)]
+                pool = [PREMISE_POOL_ROLLOUT_SEED + k for k in range(pool_seeds)]
                 evaluate_on_panel(engine, split, tasks, pool, sampling,
                                   on_batch=lambda batch, slots: _keep_attempts(batch, slots, attempts))
             task_ids = {int(o["task_index"]): str(o["task_id"])

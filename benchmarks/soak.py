@@ -101,9 +101,9 @@ def growth(samples: list[dict[str, float]], warmup: int, key: str) -> float:
     return (last - first) / first if first else (0.0 if last == first else float("inf"))
 
 
-def table(results: dict[str, list[dict[str, float]]], warmup: int, when: str) -> str:
+def table(results: dict[str, list[dict[str, float]]], steps: int, warmup: int, when: str) -> str:
     lines = [f"## Soak: env steps without leaks ({when})", "",
-             f"`python benchmarks/soak.py`: each env stepped {results and max(s['step'] for r in results.values() for s in r)} "
+             f"`python benchmarks/soak.py`: each env stepped {steps} "
              "times by a mixed policy, a fresh env per episode; growth from the end of the "
              f"{warmup}-step warm-up to the end (target ≤ {GROWTH_LIMIT:.0%}; disk held by "
              "deleted-but-mapped files: at most one 34 MB planner copy).", "",
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"env": entry.env_id, "seconds": round(time.monotonic() - started, 1),
                           "last": results[entry.env_id][-1]}), flush=True)
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    section = table(results, args.warmup, when)
+    section = table(results, args.steps, args.warmup, when)
     print(section)
     write_results(section)
     return 0

@@ -43,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from sdgym.cli import check_at_least, check_writable
 
     suite = load_suite(args.preset)
-    presets = ([load_benchmark_preset(part) for part in suite.parts] if suite
-               else [load_benchmark_preset(args.preset)])
+    presets = suite.presets if suite else [load_benchmark_preset(args.preset)]
     out = Path(args.out or f"reports/{suite.name if suite else presets[0].name}")
     check_writable(out)
     jobs = usable_cores() if args.jobs is None else args.jobs

@@ -310,7 +310,7 @@ def _other_ratios(row: dict[str, Any], measure: str) -> str:
     return " · ".join(parts) or "–"
 
 
-def action_format_lines(records: list[dict[str, Any]]) -> list[str]:
+def action_share_lines(records: list[dict[str, Any]]) -> list[str]:
     """One line: per method, the share of its test turns with no parsable action and the share
     the env refused (from the outcomes' ``unparsable_turns`` / ``refused_turns``; nothing for
     records made before they were counted), so a format problem reads apart from a weak policy."""
@@ -382,7 +382,7 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
                 f"{_fmt(row['largest_drop'], 2)} | {_fmt_cost(row['cost'])} | "
                 f"{_fmt(row['cost_ratio'], 2)} | {_other_ratios(row, key)} |")
         lines.append("")
-        lines += action_format_lines([r for r in records if r.get("env_id") == env_id])
+        lines += action_share_lines([r for r in records if r.get("env_id") == env_id])
         if env_id in premises:
             lines += premise_table_lines(premises[env_id], methods)
     for env_id in sorted(set(premises) - set(table)):  # a premise-only run (cpu-premise)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from baselines.config import read_toml
 from baselines.typecheck import check_fields
-from benchmarks.protocol.matrix import PRESET_DIR, load_benchmark_preset
+from benchmarks.protocol.matrix import PRESET_DIR, BenchmarkPreset, load_benchmark_preset
 
 SUITE_DIR = PRESET_DIR / "suites"
 """Suite files are ``suites/<name>.toml`` under the benchmark presets; ``--preset`` names a suite
@@ -37,8 +37,8 @@ class BenchmarkSuite:
     description: str = ""
     title: str = ""
     """The merged report's title (default: the suite's name)."""
-    part_presets: dict[str, str] = field(default_factory=dict, repr=False)
-    """Filled by :func:`load_suite`: part name -> its benchmark preset's name (checked to exist)."""
+    presets: list[BenchmarkPreset] = field(default_factory=list, repr=False)
+    """Filled by :func:`load_suite`: each part's loaded benchmark preset, in order."""
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -70,16 +70,15 @@ def load_suite(name: str) -> BenchmarkSuite | None:
     if path is None:
         return None
     values = read_toml(path)
-    known = {f.name for f in dataclasses.fields(BenchmarkSuite)} - {"name", "part_presets"}
+    known = {f.name for f in dataclasses.fields(BenchmarkSuite)} - {"name", "presets"}
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(f"{path.name}: unknown suite options {unknown}")
     suite = BenchmarkSuite(name=path.stem, **values)
-    for part in suite.parts:
-        suite.part_presets[part] = load_benchmark_preset(part).name  # raises on an unknown part
+    suite.presets = [load_benchmark_preset(part) for part in suite.parts]  # raises on an unknown
     return suite
 
 
 def part_folders(suite: BenchmarkSuite, out: str | Path) -> list[Path]:
     """Run folder of each part, in order: ``OUT/<part preset name>``."""
-    return [Path(out) / suite.part_presets[part] for part in suite.parts]
+    return [Path(out) / preset.name for preset in suite.presets]

@@ -104,15 +104,15 @@ def test_a_premise_only_run_reports_its_premise_tables(tmp_path) -> None:
 
 
 def test_the_report_counts_unparsable_and_refused_test_turns_per_method() -> None:
-    from benchmarks.protocol.report import action_format_lines
+    from benchmarks.protocol.report import action_share_lines
 
     def record(method: str, unparsable: int, refused: int) -> dict:
         return {"method": method, "outcomes": [
             {"turns": 10, "unparsable_turns": unparsable, "refused_turns": refused},
             {"turns": 10, "unparsable_turns": 0, "refused_turns": 0}]}
 
-    lines = action_format_lines([record("grpo", 2, 1), record("opsd", 0, 5),
+    lines = action_share_lines([record("grpo", 2, 1), record("opsd", 0, 5),
                                  {"method": "old", "outcomes": [{"turns": 3}]}])
     assert lines[0] == ("Test turns with no parsable action / refused by the env: "
                         "grpo 10.0% / 5.0%, opsd 0.0% / 25.0%.")
-    assert action_format_lines([{"method": "old", "outcomes": [{"turns": 3}]}]) == []
+    assert action_share_lines([{"method": "old", "outcomes": [{"turns": 3}]}]) == []
