@@ -41,6 +41,15 @@ def available_heads() -> list[str]:
     return ["grpo", *sorted(n for n in HEADS if n != "grpo")]
 
 
+def shipped_heads() -> list[str]:
+    """The heads sdgym ships, in their :attr:`Head.row` order (``grpo`` first): what a
+    benchmark preset's ``methods = "all"`` runs. Heads added by other packages are left out
+    (name them in ``methods``)."""
+    _load_all()
+    rows = {name: cls.row for name, cls in HEADS.items() if cls.row is not None}
+    return sorted(rows, key=lambda name: (rows[name], name))
+
+
 def _combine(head: Head) -> str:
     if head.scope == "batch":
         return "reshapes A (whole batch)"
@@ -60,7 +69,7 @@ def reference_table() -> str:
     from the reference that a run with the head's defaults records (trainer options aside)."""
     lines = ["| head | combines | teacher / context | defaults | reference | deviations at defaults |",
              "|---|---|---|---|---|---|"]
-    for name in available_heads():
+    for name in [*shipped_heads(), *(n for n in available_heads() if n not in shipped_heads())]:
         head = make_head(name)
         teacher = f"{head.teacher_weights} / {head.context}" if head.needs_teacher else "—"
         deviations = "; ".join(head.deviations()) or "none"
@@ -97,4 +106,4 @@ def _load_all() -> None:
 
 
 __all__ = ["HEADS", "GRPOHead", "HeadBatch", "HeadOutput", "Head", "available_heads", "make_head",
-           "reference_table", "register_head"]
+           "reference_table", "register_head", "shipped_heads"]

@@ -54,6 +54,7 @@ class AgentOPSDHead(Head):
     """Per-turn multiplicative credit from the z-scored belief increments."""
 
     name = "agentopsd"
+    row = 7
     source = "ZethWang/AgentOPSD `opsd_utils.py` (arXiv 2608.05987)"
     needs_teacher = True
     scope = "batch"

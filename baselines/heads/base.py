@@ -121,6 +121,9 @@ class Head:
     :attr:`name`, its reference :attr:`source` and :attr:`reference` recipe, and :meth:`apply`."""
 
     name: ClassVar[str] = ""
+    row: ClassVar[int | None] = None
+    """Where a head sdgym ships stands in its tables and in a benchmark preset's
+    ``methods = "all"`` (GRPO is row 0); ``None`` for a head from another package."""
     needs_teacher: ClassVar[bool] = False
     needs_logits: ClassVar[bool] = False
     scope: ClassVar[str] = "micro_batch"

@@ -15,6 +15,7 @@ class GRPOHead(Head):
     """No teacher, no output: the learner uses the GRPO loss ``L0`` with the group advantages."""
 
     name: ClassVar[str] = "grpo"
+    row: ClassVar[int | None] = 0
     source: ClassVar[str] = "DeepSeekMath (GRPO); verl `core_algos`"
 
     def apply(self, batch: HeadBatch) -> HeadOutput:

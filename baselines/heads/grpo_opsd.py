@@ -29,6 +29,7 @@ class GRPOOPSDHead(Head):
     """Additive distillation with a constant gate of one half."""
 
     name = "grpo_opsd"
+    row = 3
     source = "ZJU-REAL/SDAR `examples/grpo_opsd_trainer`"
     needs_teacher = True
     reference: ClassVar[dict[str, Any]] = {

@@ -48,6 +48,7 @@ class OPIDHead(Head):
     """Additive advantage bonus from an episode-level hindsight teacher."""
 
     name = "opid"
+    row = 9
     source = "jinyangwu/OPID `gigpo/core_gigpo.py` (arXiv 2606.26790)"
     needs_teacher = True
     scope = "batch"

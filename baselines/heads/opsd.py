@@ -60,6 +60,7 @@ class OPSDHead(Head):
     """Full-vocabulary generalized JSD (or the sampled-token PG variant) to a privileged teacher."""
 
     name = "opsd"
+    row = 1
     source = "siyan-zhao/OPSD `opsd_trainer.py` (arXiv 2601.18734)"
     needs_teacher = True
     needs_logits = True

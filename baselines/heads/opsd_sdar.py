@@ -26,5 +26,6 @@ class OPSDSDARHead(SDARHead):
     """SDAR's gated term as the whole loss (no GRPO term)."""
 
     name = "opsd_sdar"
+    row = 2
     source = "ZJU-REAL/SDAR `examples/opsd_trainer` (SDAR's port of arXiv 2601.18734)"
     replaces_loss = True

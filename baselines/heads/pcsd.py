@@ -44,6 +44,7 @@ class PCSDHead(Head):
     """Additive distillation gated by a discounted, decay-penalised running gap."""
 
     name = "pcsd"
+    row = 8
     source = "arXiv 2608.01837 abstract (inferred, no code)"
     needs_teacher = True
     reference: ClassVar[dict[str, Any]] = {

@@ -43,6 +43,7 @@ class RLSDHead(Head):
     """Advantage reshaping with a clipped, sign-aware teacher/student ratio."""
 
     name = "rlsd"
+    row = 6
     source = "ZJU-REAL/SDAR `rlsd_utils.py` (arXiv 2604.03128)"
     needs_teacher = True
     scope = "batch"

@@ -38,6 +38,7 @@ class SDARHead(Head):
     """Additive, sigmoid-gated distillation toward the privileged-context teacher."""
 
     name = "sdar"
+    row = 4
     source = "ZJU-REAL/SDAR `sdar_utils.py` (arXiv 2605.15155)"
     needs_teacher = True
     reference: ClassVar[dict[str, Any]] = {

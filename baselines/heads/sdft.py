@@ -46,6 +46,7 @@ class SDFTHead(Head):
     """Full-vocabulary per-token KL to the demonstration-conditioned teacher."""
 
     name = "sdft"
+    row = 11
     source = "idanshen/Self-Distillation `distil_trainer.py` (arXiv 2601.19897)"
     needs_teacher = True
     needs_logits = True

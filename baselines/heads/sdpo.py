@@ -59,6 +59,7 @@ class SDPOHead(Head):
     """Top-k + tail JSD distillation on rows that have a sibling-conditioned teacher."""
 
     name = "sdpo"
+    row = 10
     source = "lasgroup/SDPO `core_algos.py` (arXiv 2601.20802)"
     needs_teacher = True
     needs_logits = True

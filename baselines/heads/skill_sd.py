@@ -40,6 +40,7 @@ class SkillSDHead(Head):
     """Additive on-policy-weighted k3 distillation."""
 
     name = "skill_sd"
+    row = 5
     source = "ZJU-REAL/SDAR `skillsd_utils.py` (arXiv 2604.10674)"
     needs_teacher = True
     reference: ClassVar[dict[str, Any]] = {

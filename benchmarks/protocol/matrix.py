@@ -42,6 +42,12 @@ benchmark's name (its report folder, ``reports/<name>``) leaves the suffix out, 
 ``--preset``."""
 
 
+ALL_METHODS = "all"
+"""``methods = "all"`` in a benchmark preset: GRPO and every head sdgym ships, in their table
+order (:func:`baselines.heads.shipped_heads`). The list is expanded before the preset's
+fingerprint is taken, so spelling it out or writing ``"all"`` runs (and reuses) the same cells."""
+
+
 @dataclass
 class BenchmarkPreset:
     """What a benchmark runs (see ``benchmarks/protocol/presets/*.toml``)."""
@@ -50,6 +56,7 @@ class BenchmarkPreset:
     train_preset: str
     envs: list[str]
     methods: list[str]
+    """Methods trained in every env: registered head names, or ``"all"`` (:data:`ALL_METHODS`)."""
     seeds: list[int]
     baseline_envs: list[str] = field(default_factory=list)
     baseline_algos: list[str] = field(default_factory=lambda: ["random", "expert"])
@@ -114,6 +121,10 @@ def load_benchmark_preset(name: str) -> BenchmarkPreset:
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(f"{path.name}: unknown benchmark options {unknown}")
+    if values.get("methods") == ALL_METHODS:
+        from baselines.heads import shipped_heads
+
+        values["methods"] = shipped_heads()
     return BenchmarkPreset(name=path.stem.removesuffix(SUFFIX), **values)
 
 

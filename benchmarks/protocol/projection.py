@@ -2,7 +2,9 @@
 
 Each cell's projected seconds, and the basis it rests on:
 
-- ``finished``: the cell's own wall time (``cells/<key>/result.json``);
+- ``finished``: the cell's own wall time (``cells/<key>/result.json`` made under this preset's
+  fingerprint; a record made under other settings is re-run, so it is projected like a cell
+  not run yet);
 - ``own steps``: a training cell with logged steps (an interrupted run under ``runs/<key>``):
   its mean seconds per training step (every timed phase, validation included) × its steps;
 - ``env steps``: the same, with the mean step time measured on this env's other training cells;
@@ -20,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from baselines.run_log import read_metrics
-from benchmarks.protocol.matrix import BenchmarkPreset, Cell, cell_config
+from benchmarks.protocol.matrix import BenchmarkPreset, Cell, cell_config, preset_fingerprint
 
 
 def measured_step_seconds(run_root: Path) -> list[float]:
@@ -40,11 +42,11 @@ def project(cells: list[Cell], out: Path, preset: BenchmarkPreset) -> dict[str, 
     for cell in cells:
         by_env[cell.env_id] += own.get(cell.key, [])
     projection = {}
+    fingerprint = preset_fingerprint(preset)
     for cell in cells:
-        result = out / "cells" / cell.key / "result.json"
-        if result.exists():
-            seconds = float(json.loads(result.read_text()).get("wall_seconds", 0.0))
-            projection[cell.key] = (seconds, "finished")
+        record = _record(out / "cells" / cell.key / "result.json")
+        if record is not None and record.get("preset_fingerprint") == fingerprint:
+            projection[cell.key] = (float(record.get("wall_seconds", 0.0)), "finished")
         elif cell.kind == "train" and (own[cell.key] or by_env[cell.env_id]):
             basis = "own steps" if own[cell.key] else "env steps"
             per_step = statistics.fmean(own[cell.key] or by_env[cell.env_id])
@@ -52,3 +54,12 @@ def project(cells: list[Cell], out: Path, preset: BenchmarkPreset) -> dict[str, 
         else:
             projection[cell.key] = (preset.seconds_per_cell, "preset guess")
     return projection
+
+
+def _record(path: Path) -> dict | None:
+    """A cell's result record, or ``None`` when there is none (or it cannot be read)."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None

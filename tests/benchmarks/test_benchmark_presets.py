@@ -81,3 +81,29 @@ def test_cpu_power_tests_webshop_on_hundreds_of_distinct_easy_goals(tmp_path) ->
     assert len(panel) == webshop.evaluation.test_episodes >= 200  # the split is not the limit
     shapes = {(c.evaluation.test_episodes, c.evaluation.test_seeds) for c in configs.values()}
     assert shapes == {(400, 2)}
+
+
+def test_methods_all_is_every_shipped_head_in_table_order_and_keeps_the_fingerprint(
+        tmp_path) -> None:
+    """``methods = "all"`` expands to GRPO and every head module of ``baselines.heads`` (a new
+    head there joins by its ``row``), and a preset that spells the list out has the same
+    fingerprint, so switching between the two re-runs no cell."""
+    import pkgutil
+
+    import baselines.heads as heads
+    from baselines.heads import HEADS, shipped_heads
+    from benchmarks.protocol.matrix import load_benchmark_preset, preset_fingerprint
+
+    names = shipped_heads()
+    modules = {m.name for m in pkgutil.iter_modules(heads.__path__)} - {"base"}
+    assert {HEADS[name].__module__.rsplit(".", 1)[-1] for name in names} == modules
+    assert names[0] == "grpo" and [HEADS[n].row for n in names] == sorted(HEADS[n].row
+                                                                          for n in names)
+    base = 'train_preset = "cpu-smoke"\nenvs = ["sdgym/SearchQA-v0"]\nseeds = [0]\n'
+    for folder, methods in (("all", '"all"'), ("listed", repr(names).replace("'", '"'))):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m-bench.toml").write_text(base + f"methods = {methods}\n")
+    everything = load_benchmark_preset(str(tmp_path / "all" / "m-bench.toml"))
+    listed = load_benchmark_preset(str(tmp_path / "listed" / "m-bench.toml"))
+    assert everything.methods == names
+    assert preset_fingerprint(everything) == preset_fingerprint(listed)

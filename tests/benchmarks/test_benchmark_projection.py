@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.protocol.matrix import load_benchmark_preset, plan
+from benchmarks.protocol.matrix import load_benchmark_preset, plan, preset_fingerprint
 from benchmarks.protocol.projection import measured_step_seconds, project
 from sdgym.cli import main
 
@@ -34,14 +34,18 @@ def test_projection_uses_finished_cells_then_measured_steps_then_the_guess(tmp_p
     assert measured_step_seconds(tmp_path / "runs" / measured.key) == [3.0, 4.0]
     finished = tmp_path / "cells" / baselines[0].key / "result.json"
     finished.parent.mkdir(parents=True)
-    finished.write_text(json.dumps({"wall_seconds": 12.5}))
+    finished.write_text(json.dumps({"wall_seconds": 12.5,
+                                    "preset_fingerprint": preset_fingerprint(preset)}))
+    stale = tmp_path / "cells" / baselines[1].key / "result.json"  # made under other settings
+    stale.parent.mkdir(parents=True)
+    stale.write_text(json.dumps({"wall_seconds": 99.0, "preset_fingerprint": "0" * 16}))
 
     projection = project(cells, tmp_path, preset)
     steps = 2  # cpu-smoke's training steps
     assert projection[measured.key] == (pytest.approx(3.5 * steps), "own steps")
     assert projection[sibling.key] == (pytest.approx(3.5 * steps), "env steps")
     assert projection[baselines[0].key] == (12.5, "finished")
-    assert projection[baselines[1].key] == (preset.seconds_per_cell, "preset guess")
+    assert projection[baselines[1].key] == (preset.seconds_per_cell, "preset guess")  # re-run
     assert set(projection) == {c.key for c in cells}
 
 
