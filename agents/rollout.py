@@ -61,6 +61,10 @@ class TurnRow:
     episode_return: float = 0.0
     won: bool = False
     score: float = 0.0
+    action: str = ""
+    """The command the env received (the response's tagged action; empty if none parsed)."""
+    next_observation: str = ""
+    """What the env answered to it."""
 
 
 @dataclass
@@ -226,6 +230,8 @@ class RolloutEngine:
                     reward=float(rewards[i]), action_valid=bool(info.get("action_valid", True)),
                     parse_error=info.get("parse_error"), done=done,
                     privileged=current[i].get("privileged"),
+                    action=str(info.get("parsed_action", "")),
+                    next_observation=str(observations[i]),
                 ))
                 histories[i].append((state.observation, str(info.get("parsed_action", ""))))
                 current[i] = info

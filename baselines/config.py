@@ -212,6 +212,10 @@ class InfraConfig:
     checkpoint_every: int = 5
     """Training steps between checkpoints (model, optimizer, RNG states; --resume continues from
     the last)."""
+    episodes_per_step: int = 1
+    """Episodes of each training step written in full to the run folder's ``episodes.jsonl``
+    (prompts, responses, commands, observations, rewards, teacher contexts) for ``sdgym view``;
+    0 writes none."""
     tensorboard: bool = True
     """Write TensorBoard event files under the run folder's ``tensorboard/`` (``tensorboard
     --logdir runs``): ``train/``, ``val/``, ``test/``, ``head/``, ``timing/`` and ``cost/`` tags."""
@@ -223,6 +227,7 @@ class InfraConfig:
     def __post_init__(self) -> None:
         check_fields(self, "infra.")
         _at_least(self, "infra.", 1, ("checkpoint_every",))
+        _at_least(self, "infra.", 0, ("episodes_per_step",))
         if self.wandb_mode not in WANDB_MODES:
             raise ValueError(f"infra.wandb_mode must be one of {WANDB_MODES}, "
                              f"got {self.wandb_mode!r}")

@@ -48,6 +48,7 @@ from baselines.checkpoint import (
 from baselines.config import TrainConfig, flat_settings
 from baselines.cost import NOT_TRAINING_PHASES, PhaseTimer, flops_estimate
 from baselines.distributed import from_environment
+from baselines.episode_log import EpisodeLog, episode_records
 from baselines.heads import Head, make_head
 from baselines.learner import Learner, teacher_weight_modes
 from baselines.memory_plan import check_fits
@@ -66,7 +67,7 @@ from baselines.teacher import (
 from baselines.warm_start import warm_start
 from sdgym.cache import atomic_write_text
 
-RESUME_MAY_CHANGE = ("steps", "infra.wandb_project", "infra.wandb_mode")
+RESUME_MAY_CHANGE = ("steps", "infra.wandb_project", "infra.wandb_mode", "infra.episodes_per_step")
 """Options a resumed run may set differently from the run it continues."""
 
 RUN_LOCATION = ("out_dir",)
@@ -135,6 +136,7 @@ class Trainer:
                      "name": "/".join(self.run_dir.parts[-3:]), "config": config.to_dict()}
         self.log = RunLog(log_dir, progress=progress and main, total=config.steps, wandb=wandb,
                           tensorboard=config.infra.tensorboard)
+        self.episode_log = EpisodeLog(log_dir)
         self.head: Head = make_head(config.method, **config.head)
         seed_everything(config.seed)
         with self.timer.phase("sft"):
@@ -286,6 +288,10 @@ class Trainer:
         self.timer.add("env", batch.timings["env"], batch.timings["env_cpu"])
         self.timer.count_tokens("generated", batch.generated_tokens)
         self.timer.count_tokens("generation_context", batch.prompt_tokens + batch.generated_tokens)
+        self.episode_log.write(episode_records(
+            batch.rows, step, config.infra.episodes_per_step,
+            self.head.context if self.head.needs_teacher else None, config.env_id,
+            self.head.context_budget_chars))
         return self.update(batch, step)
 
     def update(self, batch: RolloutBatch, step: int) -> dict[str, Any]:
@@ -516,4 +522,5 @@ class Trainer:
         self.validation = [tuple(v) for v in state["validation"]]
         self.step = int(state["step"])
         self.log.truncate_after(self.step)
+        self.episode_log.truncate_after(self.step)
         self.backend.sync_weights(self.model)

@@ -236,6 +236,8 @@ UPPER_COMMANDS: dict[str, tuple[str, str, str]] = {
     "benchmark": ("benchmarks.protocol.cli", "run", "run a benchmark preset, write its report"),
     "report": ("benchmarks.protocol.report_cli", "run",
                "merge benchmark run folders into one report (protocols must agree)"),
+    "view": ("benchmarks.protocol.view_cli", "run",
+             "browse benchmark run folders on 127.0.0.1: cells, task grid, episodes"),
     "eval": ("agents.evaluate_cli", "run_eval", "evaluate an LLM policy on an env split"),
     "rollout": ("agents.evaluate_cli", "run_rollout", "sample an LLM policy, write turn rows"),
 }

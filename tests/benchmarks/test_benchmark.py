@@ -16,7 +16,6 @@ from benchmarks.protocol.matrix import (
     run_matrix,
 )
 from benchmarks.protocol.report import summarise, write_report
-from sdgym.cli import main
 
 
 def _auc(curve: list[list[float]], horizon: float) -> float:
@@ -221,10 +220,9 @@ def test_paper_benchmark_keeps_each_training_presets_episode_limit(tmp_path) -> 
 
 
 @pytest.mark.slow
-def test_cpu_smoke_benchmark_end_to_end(tmp_path, capsys) -> None:
-    out = tmp_path / "report"
-    assert main(["benchmark", "--preset", "cpu-smoke", "--out", str(out)]) == 0
-    assert "![cost-vs-delta](cost-vs-delta.png)" in capsys.readouterr().out  # printed as written
+def test_cpu_smoke_benchmark_end_to_end(smoke_run) -> None:
+    out, printed = smoke_run
+    assert "![cost-vs-delta](cost-vs-delta.png)" in printed  # printed as written
     report = (out / "report.md").read_text()
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     preset = load_benchmark_preset("cpu-smoke")
