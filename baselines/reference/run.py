@@ -41,9 +41,20 @@ def evaluation_split(split: str, env_id: str) -> str:
     return easy_split(env_id, "val", "test") if split == EASY else split
 
 
-def ppo_train_split(env_id: str) -> str:
-    """The split MaskablePPO trains on by default (see the module docstring)."""
-    return easy_split(env_id, "train", "train")
+def ppo_train_split(env_id: str, env_kwargs: dict | None = None) -> str:
+    """The split MaskablePPO trains on by default (see the module docstring): the env's easy
+    train split, or ``train`` when ``env_kwargs`` leave the easy one without tasks (e.g.
+    ScienceWorld restricted by ``task_names`` to tasks outside its easy curriculum)."""
+    split = easy_split(env_id, "train", "train")
+    if split == "train" or env_kwargs is None:
+        return split
+    import gymnasium as gym
+
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        return split if env.unwrapped.task_count(split) > 0 else "train"
+    finally:
+        env.close()
 
 
 def make_policy(algo: str, env_id: str, env_kwargs: dict, ppo_timesteps: int = 20_000,
@@ -55,7 +66,7 @@ def make_policy(algo: str, env_id: str, env_kwargs: dict, ppo_timesteps: int = 2
         return POLICIES[algo]()
     from baselines.reference.maskable_ppo import MaskablePPOPolicy, train_maskable_ppo
 
-    split = ppo_split or ppo_train_split(env_id)
+    split = ppo_split or ppo_train_split(env_id, env_kwargs)
     return MaskablePPOPolicy(train_maskable_ppo(env_id, env_kwargs, split, ppo_timesteps))
 
 

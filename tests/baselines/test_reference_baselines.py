@@ -63,6 +63,9 @@ def test_easy_splits_per_env() -> None:
     if "sdgym/ScienceWorld-v0" in AVAILABLE_IDS:
         assert evaluation_split("easy", "sdgym/ScienceWorld-v0") == "easy_val"
         assert ppo_train_split("sdgym/ScienceWorld-v0") == "easy_train"
+        # cpu-mini's PPO baseline runs on chemistry-mix only, which has no easy_train tasks
+        assert ppo_train_split("sdgym/ScienceWorld-v0", {"task_names": ["chemistry-mix"]}) == "train"
+        assert ppo_train_split("sdgym/ScienceWorld-v0", {"task_names": ["find-plant"]}) == "easy_train"
 
 
 @pytest.mark.parametrize("env_id", [

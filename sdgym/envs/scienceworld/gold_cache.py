@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import logging
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -32,6 +33,14 @@ GoldKey = tuple[str, int, str, bool]
 
 _memory: OrderedDict[GoldKey, list[str]] = OrderedDict()
 _lock = threading.Lock()
+
+
+def _new_lock_after_fork() -> None:
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 @functools.cache

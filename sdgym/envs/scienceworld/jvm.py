@@ -66,8 +66,14 @@ def find_java(java_path: str | None = None) -> str:
     )
 
 
-def _stop_process(gateway: Any, process: subprocess.Popen) -> None:
-    """Close the gateway and make sure ``process`` has exited (idempotent; never raises)."""
+def _stop_process(gateway: Any, process: subprocess.Popen, owner: int | None = None) -> None:
+    """Close the gateway and make sure ``process`` has exited (idempotent; never raises).
+
+    Only in the process that started the JVM (``owner``): a forked child that inherited the
+    object (a vector env's worker) must neither stop its parent's JVM nor wait on a process
+    that is not its own child (it would block forever)."""
+    if owner is not None and os.getpid() != owner:
+        return
     with contextlib.suppress(Exception):  # best effort on a possibly dead JVM
         gateway.shutdown()
     if process.poll() is None:
@@ -180,7 +186,9 @@ class SimulatorJVM:
                                                  read_timeout=call_timeout),
             java_process=self.process,
         )
-        self._finalizer = weakref.finalize(self, _stop_process, self.gateway, self.process)
+        self.owner = os.getpid()
+        self._finalizer = weakref.finalize(self, _stop_process, self.gateway, self.process,
+                                           self.owner)
         _quiet_py4j()
         try:
             jvm = self.gateway.jvm
@@ -211,8 +219,9 @@ class SimulatorJVM:
         return self.process.pid
 
     def alive(self) -> bool:
-        """Whether the JVM process is still running."""
-        return self.process.poll() is None
+        """Whether the JVM process is still running and this process started it (a forked
+        child cannot use its parent's JVM: the connections are the parent's)."""
+        return os.getpid() == self.owner and self.process.poll() is None
 
     def rss_bytes(self) -> int:
         """Resident memory of the JVM in bytes (0 once it has exited)."""

@@ -18,6 +18,7 @@ not promise).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,17 @@ class SharedJVM:
 
 _registry: dict[tuple, SharedJVM] = {}
 _registry_lock = threading.Lock()
+
+
+def _forget_after_fork() -> None:
+    """In a forked child: the parent's shared JVMs are not this process's (their finalizers
+    already do nothing here, :func:`~sdgym.envs.scienceworld.jvm._stop_process`); start afresh."""
+    global _registry_lock
+    _registry_lock = threading.Lock()
+    _registry.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def _key(java_path: str | None, java_options: Sequence[str] | None, call_timeout: float) -> tuple:

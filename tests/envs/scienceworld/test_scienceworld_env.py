@@ -347,3 +347,31 @@ def test_close_during_a_blocked_step_starts_no_new_jvm() -> None:
     observation, _, terminated, _, _ = result[0]
     assert terminated and "crashed" in observation
     assert env.unwrapped.simulator.jvm is None and old.process.poll() is not None
+
+
+def test_a_forked_child_neither_stops_nor_uses_its_parents_jvm() -> None:
+    """A vector env's forked worker inherits the parent's shared JVM object: in the child it is
+    not alive (its connections are the parent's) and dropping it does nothing, instead of
+    blocking on a process that is not the child's (this hung async vector envs)."""
+    import os
+
+    env = gym.make("sdgym/ScienceWorld-v0", task_names=["find-plant"], privileged=False)
+    try:
+        env.reset(seed=0)
+        jvm = env.unwrapped.simulator.jvm
+        child = os.fork()
+        if child == 0:
+            code = 0
+            try:
+                code = 3 if jvm.alive() else 0
+                jvm.close()
+            except BaseException:
+                code = 4
+            os._exit(code)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert jvm.alive()
+        _, _, _, _, info = env.step("look around")
+        assert info["action_valid"] and not info["engine_restarted"]
+    finally:
+        env.close()
