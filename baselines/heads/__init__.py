@@ -69,7 +69,8 @@ def reference_table() -> str:
     from the reference that a run with the head's defaults records (trainer options aside)."""
     lines = ["| head | combines | teacher / context | defaults | reference | deviations at defaults |",
              "|---|---|---|---|---|---|"]
-    for name in [*shipped_heads(), *(n for n in available_heads() if n not in shipped_heads())]:
+    shipped = shipped_heads()
+    for name in [*shipped, *(n for n in available_heads() if n not in shipped)]:
         head = make_head(name)
         teacher = f"{head.teacher_weights} / {head.context}" if head.needs_teacher else "—"
         deviations = "; ".join(head.deviations()) or "none"

@@ -6,12 +6,15 @@ the results are: ``plan.json``, each cell's ``result.json`` / ``failure.json``, 
 ``report.html`` and the figures. The archive copies only those (a few MB), so it can be committed
 (``results/<date>/<preset>/``), read by ``sdgym report DEST ...`` as any run folder, and copied
 back under ``reports/`` to resume the run on another machine or session: finished cells are found
-by their ``result.json`` and fingerprint and are not run again.
+by their ``result.json`` and fingerprint and are not run again. A ``failure.json`` keeps the last
+line of each attempt's traceback (the error, which is what reports show): the frames above it
+name paths of the machine that ran it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -40,9 +43,20 @@ def archive_run(run: str | Path, dest: str | Path) -> int:
             shutil.rmtree(target)
         target.mkdir(parents=True)
         for path in files:
-            shutil.copy2(path, target / path.name)
+            if path.name == "failure.json":
+                _copy_failure(path, target / path.name)
+            else:
+                shutil.copy2(path, target / path.name)
         cells += 1
     return cells
+
+
+def _copy_failure(source: Path, target: Path) -> None:
+    """Copy a cell's failure record with each error cut to its traceback's last line."""
+    failure = json.loads(source.read_text())
+    errors = failure.get("errors") or []
+    failure["errors"] = [(error.strip().splitlines() or [""])[-1] for error in errors]
+    target.write_text(json.dumps(failure, indent=2))
 
 
 def main(argv: list[str] | None = None) -> int:

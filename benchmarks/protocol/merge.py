@@ -38,6 +38,16 @@ def _read_json(path: Path) -> Any:
         raise ValueError(f"{path}: not a readable JSON file ({error})") from None
 
 
+def json_object_or_none(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, or ``None`` when the file is missing, being written (torn)
+    or not an object: for readers of a run that may still be running."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def read_run(folder: str | Path) -> dict[str, Any]:
     """The records, failures and planned cell keys of one run folder (ValueError when ``folder``
     is not a run folder)."""

@@ -16,13 +16,13 @@ matrix from the step times measured on their own machine.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
 
 from baselines.run_log import read_metrics
 from benchmarks.protocol.matrix import BenchmarkPreset, Cell, cell_config, preset_fingerprint
+from benchmarks.protocol.merge import json_object_or_none
 
 
 def measured_step_seconds(run_root: Path) -> list[float]:
@@ -44,7 +44,7 @@ def project(cells: list[Cell], out: Path, preset: BenchmarkPreset) -> dict[str, 
     projection = {}
     fingerprint = preset_fingerprint(preset)
     for cell in cells:
-        record = _record(out / "cells" / cell.key / "result.json")
+        record = json_object_or_none(out / "cells" / cell.key / "result.json")
         if record is not None and record.get("preset_fingerprint") == fingerprint:
             projection[cell.key] = (float(record.get("wall_seconds", 0.0)), "finished")
         elif cell.kind == "train" and (own[cell.key] or by_env[cell.env_id]):
@@ -54,12 +54,3 @@ def project(cells: list[Cell], out: Path, preset: BenchmarkPreset) -> dict[str, 
         else:
             projection[cell.key] = (preset.seconds_per_cell, "preset guess")
     return projection
-
-
-def _record(path: Path) -> dict | None:
-    """A cell's result record, or ``None`` when there is none (or it cannot be read)."""
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None

@@ -12,7 +12,6 @@ other settings: it will be re-run), ``failed``, ``running`` (its run folder has 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from typing import Any
 
 from baselines.episode_log import read_episodes
 from baselines.run_log import METRICS_FILE, read_metrics
-from benchmarks.protocol.merge import PLAN_FILE
+from benchmarks.protocol.merge import PLAN_FILE, json_object_or_none
 
 FIGURE_SUFFIXES = (".png", ".svg")
 
@@ -79,14 +78,6 @@ class RunFolder:
                       if p.is_file() and p.suffix in FIGURE_SUFFIXES)
 
 
-def _json(path: Path) -> dict[str, Any] | None:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 _CELL_KEY = re.compile(r"^(?P<kind>[a-z]+)-(?P<env>.+?-v\d+)-(?P<method>.+)-seed(?P<seed>\d+)$")
 
 
@@ -109,7 +100,7 @@ def read_run_folder(path: str | Path) -> RunFolder:
     folder = Path(path)
     if not folder.is_dir():
         raise RunFolderError(f"{folder} is not a folder")
-    plan = _json(folder / PLAN_FILE)
+    plan = json_object_or_none(folder / PLAN_FILE)
     if plan is None or not isinstance(plan.get("cells"), list):
         what = "is unreadable" if (folder / PLAN_FILE).exists() else "is missing"
         raise RunFolderError(f"{folder} is not a benchmark run folder (yet): its {PLAN_FILE} "
@@ -122,7 +113,7 @@ def read_run_folder(path: str | Path) -> RunFolder:
         except ValueError:
             continue
         cell_dir = folder / "cells" / key
-        record = _json(cell_dir / "result.json")
+        record = json_object_or_none(cell_dir / "result.json")
         run_dir = _training_run(folder, key)
         if record is not None:
             status = "finished" if record.get("preset_fingerprint") == fingerprint else "stale"

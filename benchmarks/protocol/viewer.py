@@ -20,6 +20,7 @@ A missing or half-written folder gets a page that says what is missing, never a 
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -205,9 +206,7 @@ def create_app(folders: list[str | Path]) -> Any:
                     if all(not want or str(getattr(c, name)) == want
                            for name, want in filters.items())]
             shown[index_] = kept
-            tally: dict[str, int] = {}
-            for cell in run.cells:
-                tally[cell.status] = tally.get(cell.status, 0) + 1
+            tally = Counter(cell.status for cell in run.cells)
             counts[index_] = ", ".join(f"{n} {status}" for status, n in sorted(tally.items()))
             for cell in kept:
                 curves[cell.key] = _curve(validation_curve(cell))

@@ -315,3 +315,20 @@ def test_an_archived_run_keeps_only_results_and_reads_and_resumes_as_a_run(tmp_p
     assert main(["benchmark", "--preset", str(suite), "--out", str(back), "--jobs", "1"]) == 0
     with pytest.raises(ValueError, match="not a benchmark run folder"):
         archive_run(tmp_path / "nothing", kept)
+
+
+def test_an_archived_failure_keeps_each_error_without_the_machines_paths(tmp_path) -> None:
+    """A failed cell's tracebacks name the paths of the machine that ran it: the archive keeps
+    each attempt's error line (what `sdgym report` shows) and drops the frames."""
+    from benchmarks.protocol.archive import archive_run
+    from benchmarks.protocol.merge import read_run
+
+    cell = tmp_path / "run" / "cells" / "baseline-X-v0-random-seed0"
+    cell.mkdir(parents=True)
+    trace = ('Traceback (most recent call last):\n  File "/home/me/sdgym/core.py", line 1, in '
+             "reset\nValueError: split 'easy_train' has no tasks\n")
+    (cell / "failure.json").write_text(json.dumps({"cell": cell.name, "errors": [trace, trace]}))
+    assert archive_run(tmp_path / "run", tmp_path / "kept") == 1
+    kept = json.loads((tmp_path / "kept" / "cells" / cell.name / "failure.json").read_text())
+    assert kept == {"cell": cell.name, "errors": ["ValueError: split 'easy_train' has no tasks"] * 2}
+    assert read_run(tmp_path / "kept")["failures"] == read_run(tmp_path / "run")["failures"]
