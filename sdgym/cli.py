@@ -1,7 +1,8 @@
 """The ``sdgym`` command: list the environments and play them in a terminal.
 
-Training, evaluation and benchmark subcommands (:data:`UPPER_COMMANDS`) import their modules from
-``agents`` / ``baselines`` / ``benchmarks`` only when they run, so ``sdgym list`` stays light.
+Training, evaluation and benchmark subcommands come from the entry-point group ``sdgym.commands``
+(:mod:`sdgym.subcommands`); their modules in ``agents`` / ``baselines`` / ``benchmarks`` (or an
+installed package) are imported only when they run, so ``sdgym list`` stays light.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import gymnasium as gym
 
 from sdgym.process_memory import keep_freed_memory
 from sdgym.registration import EnvEntry, all_environments, entry_for, env_class, implemented
+from sdgym.subcommands import Command
+from sdgym.subcommands import commands as subcommands
 
 
 def parse_env_kwargs(pairs: Sequence[str], option: str = "--env-kwarg") -> dict[str, Any]:
@@ -228,24 +231,6 @@ def command_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-UPPER_COMMANDS: dict[str, tuple[str, str, str]] = {
-    "baseline": ("benchmarks.protocol.baseline_cli", "run",
-                 "reference policies (random, expert, MaskablePPO); --table: all envs, easy splits"),
-    "train": ("baselines.train_cli", "run", "train an LLM agent with GRPO or a teacher head"),
-    "sft": ("baselines.train_cli", "run_sft", "build the SFT warm start from expert demos"),
-    "benchmark": ("benchmarks.protocol.cli", "run", "run a benchmark preset, write its report"),
-    "report": ("benchmarks.protocol.report_cli", "run",
-               "merge benchmark run folders into one report (protocols must agree)"),
-    "view": ("benchmarks.protocol.view_cli", "run",
-             "browse benchmark run folders on 127.0.0.1: cells, task grid, episodes"),
-    "eval": ("agents.evaluate_cli", "run_eval", "evaluate an LLM policy on an env split"),
-    "rollout": ("agents.evaluate_cli", "run_rollout", "sample an LLM policy, write turn rows"),
-}
-"""Subcommands from the upper layers: name → (module, handler function, help). Named by string and
-imported only when that subcommand runs (``sdgym`` sits below ``agents``, ``baselines`` and
-``benchmarks``)."""
-
-
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser of the ``sdgym`` command.
 
@@ -304,22 +289,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("--seed", type=int, default=None, help="seed of the goal choice")
     serve.set_defaults(handler=command_serve)
 
-    for name, (module, function, text) in UPPER_COMMANDS.items():
-        sub = commands.add_parser(name, help=text)
-        sub.set_defaults(handler=_lazy(module, function))
+    for name, declared in subcommands().items():
+        sub = commands.add_parser(name, help=declared.help)
+        sub.set_defaults(handler=_lazy(declared))
         if name == command:  # only the command that runs imports its module
-            _lazy_arguments(sub, module, name)
+            _lazy_arguments(sub, declared, name)
     return parser
 
 
-def _lazy(module: str, function: str):
-    """A handler that imports ``module`` (from the training packages) only when it runs."""
+def _lazy(declared: Command):
+    """A handler that imports the command's module (from the training packages) only when it
+    runs."""
 
     def handler(args: argparse.Namespace) -> int:
-        import importlib
-
         _hide_model_loading_bars()
-        return int(getattr(importlib.import_module(module), function)(args))
+        return declared.run(args)
 
     return handler
 
@@ -334,14 +318,11 @@ def _hide_model_loading_bars() -> None:
     transformers_logging.disable_progress_bar()
 
 
-def _lazy_arguments(parser: argparse.ArgumentParser, module: str, command: str) -> None:
-    """Add ``command``'s arguments: the module's ``add_<command>_arguments`` where it has one
-    (options only that command takes), else its ``add_arguments``."""
-    import importlib
-
+def _lazy_arguments(parser: argparse.ArgumentParser, declared: Command, command: str) -> None:
+    """Add ``command``'s arguments (:meth:`Command.add_arguments`), or say on its parser that the
+    extras it needs are not installed."""
     try:
-        loaded = importlib.import_module(module)
-        getattr(loaded, f"add_{command}_arguments", loaded.add_arguments)(parser)
+        declared.add_arguments(parser, command)
     except ImportError as error:  # the training extras are not installed
         parser.description = f"unavailable: {error}"
 

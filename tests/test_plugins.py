@@ -1,7 +1,8 @@
-"""Plugins: an installed package adds a head (``sdgym.heads``) and an env (``sdgym.envs``) that
-sdgym's commands then use, with no edit to sdgym.
+"""Plugins: an installed package adds a head (``sdgym.heads``), an env (``sdgym.envs``) and a
+subcommand (``sdgym.commands``) that sdgym then uses, with no edit to sdgym.
 
-The package (``tests/plugin_package/sdgym_demo_plugin.py``) is installed the way pip leaves a
+The package (``tests/plugin_package/``: ``sdgym_demo_plugin.py``, ``sdgym_demo_command.py``) is
+installed the way pip leaves a
 package: its module and a ``.dist-info`` folder with ``entry_points.txt`` on the path, which is
 what ``importlib.metadata`` reads."""
 
@@ -17,11 +18,15 @@ from pathlib import Path
 import pytest
 
 PLUGIN = Path(__file__).parent / "plugin_package" / "sdgym_demo_plugin.py"
+COMMAND = PLUGIN.with_name("sdgym_demo_command.py")
 ENTRY_POINTS = """[sdgym.heads]
 demo_half = sdgym_demo_plugin:HalfAdvantageHead
 
 [sdgym.envs]
 echo = sdgym_demo_plugin:ECHO
+
+[sdgym.commands]
+greet = sdgym_demo_command:GREET
 """
 
 
@@ -31,6 +36,7 @@ def installed(tmp_path) -> dict[str, str]:
     site = tmp_path / "site"
     site.mkdir()
     shutil.copy(PLUGIN, site / PLUGIN.name)
+    shutil.copy(COMMAND, site / COMMAND.name)
     info = site / "sdgym_demo_plugin-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sdgym-demo-plugin\n"
@@ -87,3 +93,28 @@ def test_a_broken_entry_point_is_named(installed, tmp_path) -> None:
     assert done.returncode == 2
     assert "entry point 'broken' (sdgym_demo_plugin:WORDS) in group 'sdgym.heads' is not a " \
            "Head subclass" in done.stderr
+
+
+def test_a_plugin_command_runs_and_is_listed_in_help(installed) -> None:
+    greeted = _sdgym(installed, "greet", "--name", "sdgym", timeout=120)
+    assert greeted.returncode == 0, greeted.stderr
+    assert greeted.stdout.strip() == "hello, sdgym"
+    helped = _sdgym(installed, "--help", timeout=120)
+    assert "say hello (a plugin's subcommand)" in helped.stdout
+    assert "run a benchmark preset, write its report" in helped.stdout  # sdgym's own stay
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    ("[sdgym.commands]\nlist = sdgym_demo_command:GREET\n",
+     "entry point 'list' (sdgym_demo_command:GREET) in group 'sdgym.commands' takes the name of "
+     "a built-in sdgym command"),
+    ("[sdgym.commands]\ngreet = sdgym_demo_command:greet\n",
+     "entry point 'greet' (sdgym_demo_command:greet) in group 'sdgym.commands' is a function, "
+     "not a sdgym.subcommands.Command"),
+])
+def test_a_broken_command_entry_point_is_named(installed, lines, message) -> None:
+    site = Path(installed["PYTHONPATH"].split(os.pathsep)[0])
+    (site / "sdgym_demo_plugin-0.1.dist-info" / "entry_points.txt").write_text(lines)
+    done = _sdgym(installed, "list", "--no-counts", timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"error: {message}"
