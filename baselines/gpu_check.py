@@ -96,14 +96,15 @@ def weight_sync_gap(trainer: Any) -> float:
     """Largest |vLLM − trained module| log-prob over a fixed prompt and response."""
     import torch
 
-    from baselines.policy_forward import response_forward
+    from agents.backends.scoring import response_logprobs
 
     text = "<|im_start|>user\nsearch for the capital of France<|im_end|>\n<|im_start|>assistant\n"
     prompt = trainer.tokenizer(text, add_special_tokens=False)["input_ids"]
     response = trainer.tokenizer("search[capital of France]", add_special_tokens=False)["input_ids"]
     engine = trainer.backend.score([prompt], [response])[0]
     with torch.no_grad(), trainer.precision.autocast():
-        module, _, _ = response_forward(trainer.model, [prompt], [response], trainer.pad_id)
+        module, _, _ = response_logprobs(trainer.model, [prompt], [response],
+                                         pad_token_id=trainer.pad_id, share_prompts=True)
     return float((torch.tensor(engine) - module[0, :len(response)].float().cpu()).abs().max())
 
 

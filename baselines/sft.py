@@ -18,7 +18,8 @@ import gymnasium as gym
 import torch
 
 import sdgym  # noqa: F401  (registers the env ids)
-from agents.backends.hf import response_logprobs, right_pad
+from agents.backends.padding import right_pad
+from agents.backends.scoring import response_logprobs
 from agents.prompts import (
     PromptLimits,
     PublicTurn,
@@ -251,7 +252,7 @@ def behaviour_clone(
             response_loss = (nll * response_mask).sum() / response_mask.sum()
             loss = response_loss + context_loss_weight * (nll * context_mask).sum() / context_mask.sum()
         else:
-            logprobs, mask = response_logprobs(model, prompts, responses, pad_token_id=tokenizer.pad_token_id)
+            logprobs, _, mask = response_logprobs(model, prompts, responses, pad_token_id=tokenizer.pad_token_id)
             response_loss = loss = -(logprobs * mask).sum() / mask.sum()
         optimizer.zero_grad()
         loss.backward()

@@ -25,7 +25,8 @@ pytest.importorskip("pytest_benchmark")
 pytest.importorskip("transformers")
 
 from agents.backends.base import SamplingParams  # noqa: E402
-from agents.backends.hf import HFBackend, left_pad  # noqa: E402
+from agents.backends.hf import HFBackend  # noqa: E402
+from agents.backends.padding import left_pad  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.warm_starts import resolve_model  # noqa: E402
 from benchmarks.ab_timing import alternate  # noqa: E402

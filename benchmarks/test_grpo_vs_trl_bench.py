@@ -12,7 +12,7 @@ What one timed round counts:
 
 * **sdgym** (:class:`SdgymGRPOStep`): ``HFBackend.generate_from_ids`` (batched KV-cache
   sampling that also records the rollout log-probs), decoding and the reward,
-  :func:`baselines.grpo.group_advantages`, one grad-enabled ``response_forward`` over
+  :func:`baselines.grpo.group_advantages`, one grad-enabled ``response_logprobs`` over
   ``[prompt | response]`` (log-probs and logits), :func:`baselines.grpo.clipped_policy_loss`
   plus the entropy bonus the sdgym trainer adds (coefficient 0.001), ``backward``,
   ``clip_grad_norm_`` and ``AdamW.step``. Not counted: prompt tokenisation (done once, as the
@@ -51,6 +51,7 @@ import torch  # noqa: E402
 import sdgym  # noqa: E402, F401  (registers the environments)
 from agents.backends.base import SamplingParams  # noqa: E402
 from agents.backends.hf import HFBackend  # noqa: E402
+from agents.backends.scoring import response_logprobs  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.tiny_model import build_tiny_model  # noqa: E402
 from baselines.grpo import (  # noqa: E402
@@ -60,7 +61,7 @@ from baselines.grpo import (  # noqa: E402
     group_advantages,
     masked_mean,
 )
-from baselines.policy_forward import response_forward  # noqa: E402
+from baselines.learner import UPDATE_BUCKET_COST  # noqa: E402
 from benchmarks.real_prompts import first_turn_prompts  # noqa: E402
 
 ENV_ID = "sdgym/SearchQA-v0"
@@ -80,6 +81,8 @@ PREVIOUS_BACKEND = {"share_prompt_prefill": False, "drop_finished_rows": False,
 PREVIOUS_FORWARD = {"share_prompts": False, "bucket_cost": None}
 """The path before the throughput work: every row prefilled and trained on its whole prompt,
 one padded batch, transformers' sdpa with a growing cache (the same numbers, slower)."""
+FAST_FORWARD = {"share_prompts": True, "bucket_cost": UPDATE_BUCKET_COST}
+"""The update forward :class:`baselines.learner.Learner` runs: shared prompts, length buckets."""
 
 _MEAN_SECONDS: dict[str, float] = {}
 """Mean seconds per step of each side measured in this run (the ratio is taken from it)."""
@@ -101,7 +104,7 @@ class SdgymGRPOStep:
     def __init__(self, model: torch.nn.Module, tokenizer: Any, prompts: list[str],
                  fast: bool = True) -> None:
         self.backend = HFBackend(model, tokenizer, **({} if fast else PREVIOUS_BACKEND))
-        self.forward_options = {} if fast else PREVIOUS_FORWARD
+        self.forward_options = FAST_FORWARD if fast else PREVIOUS_FORWARD
         self.model = model
         self.config = GRPOConfig(kl_coef=0.0)
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.0)
@@ -120,9 +123,9 @@ class SdgymGRPOStep:
                                       list(range(len(generations))), "episode", self.config.eps)
         self.model.train()
         self.optimizer.zero_grad()
-        logprobs, logits, mask = response_forward(
+        logprobs, logits, mask = response_logprobs(
             self.model, self.prompt_ids, [g.response_ids for g in generations],
-            self.backend.pad_token_id, **self.forward_options)
+            pad_token_id=self.backend.pad_token_id, **self.forward_options)
         old = torch.nn.utils.rnn.pad_sequence(
             [torch.tensor(g.logprobs, dtype=torch.float32) for g in generations], batch_first=True)
         token_advantages = advantages.unsqueeze(1).expand_as(logprobs)

@@ -69,7 +69,7 @@ def test_shared_prompt_update_forward_speedup(benchmark) -> None:
     first turns plus 16 distinct second turns, ~200-token prompts, 3–20-token responses."""
     import torch
 
-    from agents.backends.hf import response_logits
+    from agents.backends.scoring import response_logits
 
     torch.set_num_threads(1)
     model, _ = load_model(resolve_model("searchqa-hasty-sft"))

@@ -23,7 +23,8 @@ pytest.importorskip("pytest_benchmark")
 pytest.importorskip("transformers")
 
 from agents.backends.base import SamplingParams, render_chat  # noqa: E402
-from agents.backends.hf import HFBackend, response_logits  # noqa: E402
+from agents.backends.hf import HFBackend  # noqa: E402
+from agents.backends.scoring import response_logits  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.panel import evaluate_on_panel, task_panel  # noqa: E402
 from agents.prompts import PromptLimits  # noqa: E402

@@ -3,7 +3,7 @@
 The GRPO step is :class:`SdgymGRPOStep` (4 Search-QA first-turn prompts × 4 completions, 32 new
 tokens, loss, backward, AdamW) on the shipped ``searchqa-hasty-sft`` warm start. The teacher
 forward is what :class:`baselines.learner.Learner` runs for a logit-level head (SDPO, SDFT):
-one no-grad :func:`~baselines.policy_forward.response_forward` of the same 16 responses after the
+one no-grad :func:`~agents.backends.scoring.response_logprobs` of the same 16 responses after the
 prompts a teacher with the ``privileged`` per-turn context reads at those turns (the student
 prompt plus the gold answer and plan: ~230-250 tokens against the student's ~150), shared
 prompts and buckets as in training. A/B alternating in one process after a warm-up of both
@@ -20,9 +20,10 @@ pytest.importorskip("transformers")
 import torch  # noqa: E402
 
 from agents.backends.base import SamplingParams  # noqa: E402
+from agents.backends.scoring import response_logprobs  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.warm_starts import resolve_model  # noqa: E402
-from baselines.policy_forward import response_forward  # noqa: E402
+from baselines.learner import UPDATE_BUCKET_COST  # noqa: E402
 from benchmarks.ab_timing import alternate  # noqa: E402
 from benchmarks.real_prompts import first_turn_prompts  # noqa: E402
 from benchmarks.test_grpo_vs_trl_bench import (  # noqa: E402
@@ -51,7 +52,9 @@ def test_teacher_forward_vs_grpo_step(benchmark) -> None:
     def teacher_forward() -> float:
         started = time.perf_counter()
         with torch.no_grad():
-            response_forward(model, teacher_ids, responses, step.backend.pad_token_id)
+            response_logprobs(model, teacher_ids, responses,
+                              pad_token_id=step.backend.pad_token_id, share_prompts=True,
+                              bucket_cost=UPDATE_BUCKET_COST)
         return time.perf_counter() - started
 
     def grpo_step() -> float:

@@ -4,7 +4,7 @@ Log-probability convention (all backends): ``Generation.logprobs[i]`` is the log
 of ``response_ids[i]`` under the *raw* model distribution, i.e. ``log_softmax(logits)`` at
 temperature 1 with no top-p truncation, whatever temperature/top-p were used for sampling.
 This is what a policy-gradient trainer recomputes with grad (see
-:func:`agents.backends.hf.response_logprobs`), so rollout and training log-probs agree.
+:func:`agents.backends.scoring.response_logprobs`), so rollout and training log-probs agree.
 """
 
 from __future__ import annotations

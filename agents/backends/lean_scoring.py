@@ -1,15 +1,14 @@
 """No-grad response logits of a plain Qwen3 model in plain tensor ops (teacher, reference and
 scoring forwards).
 
-:func:`lean_response_logits` computes what :func:`agents.backends.hf.response_logits` returns
+:func:`lean_response_logits` computes what :func:`agents.backends.scoring.response_logits` returns
 without gradients — the logits that predict each response token after its prompt — through
 :class:`~agents.backends.lean_decode.LeanDecoder`: each distinct prompt is prefilled once, packed
-(:meth:`LeanDecoder.prefill`, a prefix common to all prompts once for all), and the responses
-then run packed, one ``[sum of lengths, hidden]`` batch, each attending to its prompt's cache row
-and causally to itself (the prefill's per-segment attention, one call per row and layer). No padding is
-computed and no transformers per-module work is done. Logits equal the transformers forward's up
-to float rounding (tests/agents/test_lean_scoring.py). Padded positions of the returned logits
-are 0.
+(:meth:`LeanDecoder.prefill`, a prefix common to all prompts once for all), and the responses then
+run packed, one ``[sum of lengths, hidden]`` batch, each attending to its prompt's cache row and
+causally to itself (the prefill's per-segment attention, one call per row and layer). No padding is
+computed and no transformers per-module work is done. Logits equal the transformers forward's up to
+float rounding (tests/agents/test_lean_scoring.py). Padded positions of the returned logits are 0.
 """
 
 from __future__ import annotations
@@ -26,9 +25,9 @@ def lean_response_logits(
     lean: LeanDecoder, prompt_ids: Sequence[Sequence[int]], response_ids: Sequence[Sequence[int]],
     shared: int = 0,
 ) -> torch.Tensor:
-    """The float32 logits ``[B, R, V]`` :func:`~agents.backends.hf.response_logits` returns (no
-    grad; 0 at padded positions); ``lean`` bound to the model's current weights; ``shared``:
-    leading tokens every prompt has (run once)."""
+    """The float32 logits ``[B, R, V]`` :func:`~agents.backends.scoring.response_logits`
+    returns (no grad; 0 at padded positions); ``lean`` bound to the model's current weights;
+    ``shared``: leading tokens every prompt has (run once)."""
     device = lean.embed.device
     distinct: dict[tuple[int, ...], int] = {}
     owner = [distinct.setdefault(tuple(p), len(distinct)) for p in prompt_ids]

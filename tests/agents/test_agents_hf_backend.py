@@ -1,4 +1,6 @@
-"""Tests for agents.backends.hf: left-padded sampling, log-prob agreement, stops, LoRA."""
+"""Tests for agents.backends.hf (left-padded sampling, stops, LoRA) and agents.backends.scoring
+(the training-time forward: its log-probs agree with sampling's; shared prompts, prefixes and
+length buckets change float rounding only)."""
 
 from __future__ import annotations
 
@@ -14,13 +16,9 @@ from agent_fixtures import (  # noqa: E402
 )
 
 from agents.backends.base import Generation, SamplingParams, render_chat  # noqa: E402
-from agents.backends.hf import (  # noqa: E402
-    HFBackend,
-    find_stop,
-    left_pad,
-    position_ids_from_mask,
-    response_logprobs,
-)
+from agents.backends.hf import HFBackend, find_stop  # noqa: E402
+from agents.backends.padding import left_pad, position_ids_from_mask, right_pad  # noqa: E402
+from agents.backends.scoring import ResponseScores, response_logprobs  # noqa: E402
 
 GREEDY = SamplingParams(max_new_tokens=12, temperature=0)
 
@@ -40,7 +38,7 @@ def chat_prompts(hf_backend: HFBackend) -> list[str]:
     return rendered_prompts(hf_backend.tokenizer)
 
 
-def _recompute(backend: HFBackend, gens: list[Generation]) -> tuple[torch.Tensor, torch.Tensor]:
+def _recompute(backend: HFBackend, gens: list[Generation]) -> ResponseScores:
     with torch.no_grad():
         return response_logprobs(
             backend.model,
@@ -51,7 +49,7 @@ def _recompute(backend: HFBackend, gens: list[Generation]) -> tuple[torch.Tensor
 
 
 def _assert_logprobs_match(backend: HFBackend, gens: list[Generation]) -> None:
-    lps, mask = _recompute(backend, gens)
+    lps, _, mask = _recompute(backend, gens)
     for row, gen in enumerate(gens):
         assert len(gen.logprobs) == len(gen.response_ids) == int(mask[row].sum())
         recomputed = lps[row][mask[row]]
@@ -235,20 +233,40 @@ def test_stop_strings(hf_backend: HFBackend, chat_prompts) -> None:
     assert hf_backend.generate(chat_prompts[2:3], params)[0].text == text[:start]
 
 
-def test_response_logprobs_has_grad(tiny_model_dir, chat_prompts) -> None:
-
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_response_logprobs_outputs_agree_and_have_grad(tiny_model_dir, chat_prompts,
+                                                       temperature: float) -> None:
+    """The one scoring function's three outputs agree: the log-probs are ``log_softmax`` of the
+    (tempered) logits at the response ids, 0 at padding, and carry gradients."""
     from agents.model_loading import load_model
 
     model, tok = load_model(tiny_model_dir)
     prompt_ids = [tok.encode(p, add_special_tokens=False) for p in chat_prompts[:3]]
     response_ids = [[10, 11, 12], [13], []]
-    lps, mask = response_logprobs(model, prompt_ids, response_ids, pad_token_id=0)
-    assert lps.shape == mask.shape == (3, 3)
+    scores = response_logprobs(model, prompt_ids, response_ids, pad_token_id=0,
+                               temperature=temperature)
+    lps, logits, mask = scores
+    assert scores.logprobs is lps and scores.logits is logits and scores.mask is mask
+    assert lps.shape == mask.shape == (3, 3) and mask.dtype == torch.bool
+    assert logits.shape == (3, 3, model.config.vocab_size) and lps.dtype == torch.float32
     assert mask.sum(dim=1).tolist() == [3, 1, 0]
     assert (lps[~mask] == 0).all() and (lps[mask] < 0).all()
+    ids = right_pad(response_ids, 0)[0]
+    expected = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+    assert torch.allclose(lps[mask], expected[mask], atol=1e-5)
+    with torch.no_grad():
+        raw = response_logprobs(model, prompt_ids, response_ids, pad_token_id=0)
+    assert torch.allclose(logits.detach()[mask], raw.logits[mask] / temperature, atol=1e-5)
     (-(lps * mask).sum()).backward()
     grads = [p.grad for p in model.parameters() if p.grad is not None]
     assert grads and any(g.abs().sum() > 0 for g in grads)
+
+
+def test_response_logprobs_rejects_bad_input(hf_backend: HFBackend) -> None:
+    with pytest.raises(ValueError, match="same length"):
+        response_logprobs(hf_backend.model, [[1, 2]], [[3], [4]])
+    with pytest.raises(ValueError, match="at least one token"):
+        response_logprobs(hf_backend.model, [[1, 2], []], [[3], [4]])
 
 
 def test_render_chat(hf_backend: HFBackend) -> None:
@@ -339,17 +357,16 @@ def test_dropping_finished_rows_gives_the_same_generations(hf_backend: HFBackend
 
 
 def assert_sharing_keeps_logprobs_and_gradients(model, prompts, responses, **options) -> None:
-    """``response_logits(share_prompts=True)`` gives the plain pass's log-probs and parameter
-    gradients on these rows (``options``: more ``response_logits`` arguments, both passes)."""
-    from agents.backends.hf import response_logits
+    """``response_logprobs(share_prompts=True)`` gives the plain pass's log-probs and parameter
+    gradients on these rows (``options``: more ``response_logprobs`` arguments, shared pass only;
+    the plain pass is one plain forward)."""
 
     def run(share: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
         model.zero_grad()
-        logits, ids, mask = response_logits(model, prompts, responses, 0, share_prompts=share,
-                                            **options)
-        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        logprobs, _, mask = response_logprobs(model, prompts, responses, share_prompts=share,
+                                              **(options if share else {}))
         ((logprobs * mask).sum() / mask.sum()).backward()
-        return (logprobs * mask).detach(), [p.grad.clone() for p in model.parameters()]
+        return logprobs.detach(), [p.grad.clone() for p in model.parameters()]
 
     (shared, shared_grads), (plain, plain_grads) = run(True), run(False)
     assert torch.allclose(shared, plain, atol=1e-4)
@@ -358,7 +375,7 @@ def assert_sharing_keeps_logprobs_and_gradients(model, prompts, responses, **opt
 
 
 def test_shared_prompt_forward_gives_the_same_logprobs_and_gradients(hf_backend: HFBackend) -> None:
-    """response_logits(share_prompts=True): one forward per distinct prompt, then the responses
+    """response_logprobs(share_prompts=True): one forward per distinct prompt, then the responses
     on its copied KV cache; log-probs and parameter gradients equal the plain pass's."""
     import copy
     import random
@@ -387,7 +404,7 @@ def test_shared_prefix_forward_gives_the_same_logprobs_and_gradients(hf_backend:
     import copy
     import random
 
-    from agents.backends.hf import common_prefix_length
+    from agents.backends.scoring import common_prefix_length
 
     rng = random.Random(1)
     system = [rng.randrange(5, 200) for _ in range(60)]
@@ -409,7 +426,7 @@ def test_hybrid_models_train_through_the_plain_pass() -> None:
     transformers = pytest.importorskip("transformers")
     if not hasattr(transformers, "Qwen3_5ForCausalLM"):
         pytest.skip("this transformers has no Qwen3.5")
-    from agents.backends.hf import _attention_only, response_logits
+    from agents.backends.scoring import _attention_only
 
     config = transformers.Qwen3_5TextConfig(
         vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -423,8 +440,7 @@ def test_hybrid_models_train_through_the_plain_pass() -> None:
 
     def grads(share: bool) -> list[torch.Tensor]:
         model.zero_grad()
-        logits, ids, mask = response_logits(model, prompts, responses, 0, share_prompts=share)
-        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        logprobs, _, mask = response_logprobs(model, prompts, responses, share_prompts=share)
         ((logprobs * mask).sum() / mask.sum()).backward()
         return [p.grad.clone() for p in model.parameters() if p.grad is not None]
 
@@ -465,9 +481,7 @@ def test_fast_decoding_gives_the_generations_of_the_plain_loop(hf_backend: HFBac
 def test_length_bucketed_forward_gives_the_same_logprobs_and_gradients(hf_backend: HFBackend,
                                                                       chat_prompts) -> None:
     """Rows run in length buckets (repeated prompts kept together, shared within a bucket):
-    the logits, mask and gradients of one pass, in the caller's row order."""
-    from agents.backends.hf import response_logits
-
+    the log-probs, mask and gradients of one pass, in the caller's row order."""
     model = hf_backend.model
     base = hf_backend.tokenizer(" ".join(chat_prompts) * 4, add_special_tokens=False)["input_ids"]
     prompts = [base[:200]] * 3 + [base[:9], base[:150], base[:12]] + [base[:9]] * 2
@@ -475,13 +489,13 @@ def test_length_bucketed_forward_gives_the_same_logprobs_and_gradients(hf_backen
 
     def forward(bucket_cost):
         model.zero_grad()
-        logits, ids, mask = response_logits(model, prompts, responses, hf_backend.pad_token_id,
-                                            share_prompts=True, bucket_cost=bucket_cost)
-        logprobs = torch.log_softmax(logits, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        logprobs, _, mask = response_logprobs(model, prompts, responses,
+                                              pad_token_id=hf_backend.pad_token_id,
+                                              share_prompts=True, bucket_cost=bucket_cost)
         (logprobs * mask).sum().backward()
-        return logprobs.masked_fill(~mask, 0), mask, [p.grad.clone() for p in model.parameters()]
+        return logprobs.detach(), mask, [p.grad.clone() for p in model.parameters()]
 
-    from agents.backends.hf import _row_buckets
+    from agents.backends.scoring import _row_buckets
 
     assert len(_row_buckets(prompts, responses, 10.0)) > 1  # really split
     a, b = forward(10.0), forward(None)
@@ -498,7 +512,8 @@ def test_hybrid_models_generate_through_the_plain_cache(hf_backend: HFBackend) -
     transformers = pytest.importorskip("transformers")
     if not hasattr(transformers, "Qwen3_5ForCausalLM"):
         pytest.skip("this transformers has no Qwen3.5")
-    from agents.backends.hf import _full_attention_only, response_logits
+    from agents.backends.hf import _full_attention_only
+    from agents.backends.scoring import response_logits
 
     config = transformers.Qwen3_5TextConfig(
         vocab_size=hf_backend.model.config.vocab_size, hidden_size=32, intermediate_size=64,

@@ -26,7 +26,7 @@ def test_lean_steps_give_the_model_forward_logits(hf_backend: HFBackend) -> None
     model's forward and through LeanDecoder on a copy of the cache."""
     from transformers import StaticCache
 
-    from agents.backends.hf import left_pad, position_ids_from_mask
+    from agents.backends.padding import left_pad, position_ids_from_mask
 
     model = hf_backend.model.eval()
     ids, mask = left_pad(hf_backend.encode(rendered_prompts(hf_backend.tokenizer)), 0)
@@ -127,7 +127,7 @@ def test_lean_prefill_gives_the_model_forward_logits_and_cache(
     all at once; at 40, prompts of equal length: no padding at all), with and
     without a shared prefix: the last-token logits and every real cache column equal those of
     transformers' forward on the plain left-padded batch of the whole prompts."""
-    from agents.backends.hf import left_pad, position_ids_from_mask
+    from agents.backends.padding import left_pad, position_ids_from_mask
 
     model = hf_backend.model.eval()
     generator = torch.Generator().manual_seed(prefix_length + chunk_tokens)

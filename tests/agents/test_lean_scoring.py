@@ -9,7 +9,7 @@ pytest.importorskip("transformers")
 
 from agent_fixtures import shared_hf_backend  # noqa: E402
 
-from agents.backends.hf import response_logits  # noqa: E402
+from agents.backends.scoring import response_logits  # noqa: E402
 
 
 def _rows(generator: torch.Generator, prefix: list[int]) -> tuple[list[list[int]], list[list[int]]]:
@@ -45,7 +45,7 @@ def test_lean_logits_equal_the_model_forward(prefix_length: int) -> None:
 
 
 def test_lean_scoring_only_without_gradients_or_autocast() -> None:
-    from agents.backends.hf import _lean_scorer
+    from agents.backends.scoring import _lean_scorer
 
     model = shared_hf_backend().model.eval()
     assert _lean_scorer(model) is None  # gradients on: the model's own forward

@@ -12,7 +12,8 @@ import torch  # noqa: E402
 from sdgym_test_params import AVAILABLE_IDS, FAST_KWARGS  # noqa: E402
 
 from agents.backends.base import SamplingParams, render_chat  # noqa: E402
-from agents.backends.hf import HFBackend, response_logprobs  # noqa: E402
+from agents.backends.hf import HFBackend  # noqa: E402
+from agents.backends.scoring import response_logprobs  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.prompts import PublicTurn, public_turn, student_messages, teacher_messages  # noqa: E402
 from agents.rollout import RolloutEngine, RolloutEngineConfig  # noqa: E402
@@ -66,7 +67,7 @@ def test_grouped_rollout_rows_are_consistent(backend, env_id) -> None:
         assert len({r.episode_return for r in rows}) == 1
     sample = batch.rows[:6]
     with torch.no_grad():
-        recomputed, mask = response_logprobs(
+        recomputed, _, mask = response_logprobs(
             backend.model, [r.prompt_ids for r in sample], [r.response_ids for r in sample],
             pad_token_id=backend.tokenizer.pad_token_id)
     for row, values, keep in zip(sample, recomputed, mask):

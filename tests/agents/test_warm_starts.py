@@ -148,7 +148,7 @@ def _student_and_teacher_logprobs(name: str, env_id: str, env_kwargs: dict, spli
     prompt of warm start ``name``, under a teacher prompt with each of the five contexts, and
     those responses."""
     from agents.backends.base import render_chat
-    from agents.backends.hf import response_logprobs
+    from agents.backends.scoring import response_logprobs
     from agents.prompts import PromptLimits, student_messages, teacher_messages
     from baselines.sft import expert_demonstrations, with_teacher_contexts
     from baselines.teacher import CONTEXT_KINDS
@@ -165,7 +165,7 @@ def _student_and_teacher_logprobs(name: str, env_id: str, env_kwargs: dict, spli
                    for m in messages]
         responses = [tokenizer(d.response, add_special_tokens=False)["input_ids"] + [end] for d in turns]
         with torch.no_grad():
-            logprobs, mask = response_logprobs(model, prompts, responses, pad_token_id=tokenizer.pad_token_id)
+            logprobs, _, mask = response_logprobs(model, prompts, responses, pad_token_id=tokenizer.pad_token_id)
         return float((logprobs * mask).sum(1).mean())
 
     teachers = {}

@@ -13,13 +13,13 @@ pytest.importorskip("transformers")
 
 from test_learner import synthetic_rows, tiny_policy  # noqa: E402
 
+from agents.backends.scoring import response_logprobs  # noqa: E402
 from agents.model_loading import load_model, resolve_dtype  # noqa: E402
 from agents.warm_starts import resolve_model  # noqa: E402
 from baselines.config import InfraConfig, ModelConfig, TrainConfig  # noqa: E402
 from baselines.grpo import GRPOConfig  # noqa: E402
 from baselines.heads import make_head  # noqa: E402
-from baselines.learner import Learner  # noqa: E402
-from baselines.policy_forward import response_forward  # noqa: E402
+from baselines.learner import UPDATE_BUCKET_COST, Learner  # noqa: E402
 from baselines.precision import Precision  # noqa: E402
 from baselines.teacher import TeacherWeights  # noqa: E402
 
@@ -44,7 +44,8 @@ def _logprobs(model: torch.nn.Module, precision: Precision) -> torch.Tensor:
     prompts = [[5, 6, 7, 8, 9, 10], [11, 12, 13]]
     responses = [[20, 21, 22, 23], [30, 31]]
     with torch.no_grad(), precision.autocast():
-        logprobs, _, mask = response_forward(model, prompts, responses, pad_token_id=0)
+        logprobs, _, mask = response_logprobs(model, prompts, responses, pad_token_id=0,
+                                              share_prompts=True, bucket_cost=UPDATE_BUCKET_COST)
     assert logprobs.dtype == torch.float32  # log_softmax always runs on float32 logits
     return logprobs[mask]
 

@@ -12,7 +12,7 @@ pytest.importorskip("transformers")
 import torch  # noqa: E402
 
 from agents.backends.base import render_chat  # noqa: E402
-from agents.backends.hf import response_logprobs  # noqa: E402
+from agents.backends.scoring import response_logprobs  # noqa: E402
 from agents.model_loading import load_model  # noqa: E402
 from agents.prompts import PublicTurn, student_messages, teacher_messages  # noqa: E402
 from agents.tiny_model import build_tiny_model  # noqa: E402
@@ -44,7 +44,7 @@ def test_token_nll_matches_response_logprobs_and_splits_masks(model_dir: Path) -
                  tokenizer(" a longer answer here", add_special_tokens=False)["input_ids"]]
     with torch.no_grad():
         nll, response_mask, context_mask = token_nll(model, prompts, responses, tokenizer.pad_token_id)
-        logprobs, mask = response_logprobs(model, prompts, responses, pad_token_id=tokenizer.pad_token_id)
+        logprobs, _, mask = response_logprobs(model, prompts, responses, pad_token_id=tokenizer.pad_token_id)
     for row in range(2):
         from_nll = -nll[row][response_mask[row]]
         assert torch.allclose(from_nll, logprobs[row][mask[row]], atol=1e-4)
@@ -107,7 +107,7 @@ def test_teacher_fraction_teaches_the_teacher_prompt_apart_from_the_student_one(
         prompts = [tokenizer(render(m), add_special_tokens=False)["input_ids"] for m in messages]
         ids = [tokenizer(r, add_special_tokens=False)["input_ids"] for r in responses]
         with torch.no_grad():
-            lp, mask = response_logprobs(model, prompts, ids, pad_token_id=tokenizer.pad_token_id)
+            lp, _, mask = response_logprobs(model, prompts, ids, pad_token_id=tokenizer.pad_token_id)
         return float((lp * mask).sum() / mask.sum())
 
     scores = {}

@@ -11,6 +11,7 @@ from agents.model_loading import load_model
 from baselines.checkpoint import load_latest, save_checkpoint
 from baselines.config import available_presets, load_preset
 from baselines.cost import PHASES
+from baselines.episode_log import TEST_EPISODES_FILE, read_episodes
 from baselines.run_log import TAG_GROUPS, read_metrics, scalar_tags
 from baselines.trainer import Trainer
 
@@ -74,6 +75,27 @@ def test_smoke_run_logs_phases_validation_and_summary(tmp_path) -> None:
     assert config["head"]["name"] == "grpo" and config["teacher_forward_counts_as_cost"] is True
 
 
+def test_the_test_panel_records_its_episodes_once_and_changes_no_outcome(tmp_path) -> None:
+    """``test_episodes.jsonl``: every (task, rollout seed) episode of the panel; a test run
+    again (a resumed or retried cell) rewrites it; recording none gives the same outcomes."""
+    trainer = Trainer(tiny_config(tmp_path, steps=0))
+    try:
+        final = trainer.evaluate()
+        recorded = read_episodes(trainer.run_dir, TEST_EPISODES_FILE)
+        again = trainer.evaluate()
+        assert read_episodes(trainer.run_dir, TEST_EPISODES_FILE) == recorded
+        trainer.config.infra.test_episodes_mb = 0
+        unrecorded = trainer.evaluate()
+        assert not (trainer.run_dir / TEST_EPISODES_FILE).exists()
+    finally:
+        trainer.close()
+    assert final["outcomes"] == again["outcomes"] == unrecorded["outcomes"]
+    assert sorted((e["task_index"], e["rollout_seed"], e["won"], len(e["turns"]))
+                  for e in recorded) == sorted((o["task_index"], o["rollout_seed"], o["success"],
+                                                o["turns"]) for o in final["outcomes"])
+    assert all(e["panel"] == "test" and e["step"] == 0 for e in recorded)
+
+
 @pytest.mark.slow
 def test_resume_continues_exactly(tmp_path) -> None:
     straight = Trainer(tiny_config(tmp_path / "a"))
@@ -118,7 +140,8 @@ def test_interrupted_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch) -
 def test_tempered_policy_rescores_old_logprobs_at_the_sampling_temperature(tmp_path) -> None:
     """``tempered_logprobs``: the PPO denominators are the tempered policy's, so the first
     update's ratio is 1 (nothing clipped), whereas raw rollout log-probs would differ."""
-    from baselines.policy_forward import response_forward
+    from agents.backends.scoring import response_logprobs
+    from baselines.learner import UPDATE_BUCKET_COST
 
     trainer = Trainer(tiny_config(tmp_path, {"rollout.temperature": 2.0, "grpo.tempered_logprobs": True, "sft.steps": 2}))
     try:
@@ -127,10 +150,12 @@ def test_tempered_policy_rescores_old_logprobs_at_the_sampling_temperature(tmp_p
         prepared = trainer.learner.prepare(batch.rows, None, 1)
         rows, rescored = prepared.rows, prepared.old_logprobs  # rows in the learner's order
         with torch.no_grad():
-            raw, raw_logits, mask = response_forward(
-                trainer.model, [r.prompt_ids for r in rows], [r.response_ids for r in rows], trainer.pad_id)
-            tempered, _, _ = response_forward(
-                trainer.model, [r.prompt_ids for r in rows], [r.response_ids for r in rows], trainer.pad_id,
+            options = {"pad_token_id": trainer.pad_id, "share_prompts": True,
+                       "bucket_cost": UPDATE_BUCKET_COST}  # the learner's forward
+            raw, raw_logits, mask = response_logprobs(
+                trainer.model, [r.prompt_ids for r in rows], [r.response_ids for r in rows], **options)
+            tempered, _, _ = response_logprobs(
+                trainer.model, [r.prompt_ids for r in rows], [r.response_ids for r in rows], **options,
                 temperature=2.0)
         expected = torch.log_softmax(raw_logits / 2.0, dim=-1)
         for i, row in enumerate(rows):
