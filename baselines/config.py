@@ -216,6 +216,12 @@ class InfraConfig:
     """Episodes of each training step written in full to the run folder's ``episodes.jsonl``
     (prompts, responses, commands, observations, rewards, teacher contexts) for ``sdgym view``;
     0 writes none."""
+    test_episodes_mb: float = 5.0
+    """At most this many megabytes (10^6 bytes) of the final test panel's episodes, written in
+    full to the run folder's ``test_episodes.jsonl`` for ``sdgym view`` (the student's side only:
+    privileged info is hidden on a test panel): whole tasks, every rollout seed of each, in panel
+    order, until the next task would pass it; 0 writes none. 5 MB holds the whole test panel of
+    cpu-smoke (40 kB) and cpu-mini (0.9 MB); sizes in docs/viewing.md."""
     tensorboard: bool = True
     """Write TensorBoard event files under the run folder's ``tensorboard/`` (``tensorboard
     --logdir runs``): ``train/``, ``val/``, ``test/``, ``head/``, ``timing/`` and ``cost/`` tags."""
@@ -227,7 +233,7 @@ class InfraConfig:
     def __post_init__(self) -> None:
         check_fields(self, "infra.")
         _at_least(self, "infra.", 1, ("checkpoint_every",))
-        _at_least(self, "infra.", 0, ("episodes_per_step",))
+        _at_least(self, "infra.", 0, ("episodes_per_step", "test_episodes_mb"))
         if self.wandb_mode not in WANDB_MODES:
             raise ValueError(f"infra.wandb_mode must be one of {WANDB_MODES}, "
                              f"got {self.wandb_mode!r}")

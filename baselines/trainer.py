@@ -48,7 +48,7 @@ from baselines.checkpoint import (
 from baselines.config import TrainConfig, flat_settings
 from baselines.cost import NOT_TRAINING_PHASES, PhaseTimer, flops_estimate
 from baselines.distributed import from_environment
-from baselines.episode_log import EpisodeLog, episode_records
+from baselines.episode_log import EpisodeLog, PanelEpisodeLog, episode_records
 from baselines.heads import Head, make_head
 from baselines.learner import Learner, teacher_weight_modes
 from baselines.memory_plan import check_fits
@@ -67,7 +67,8 @@ from baselines.teacher import (
 from baselines.warm_start import warm_start
 from sdgym.cache import atomic_write_text
 
-RESUME_MAY_CHANGE = ("steps", "infra.wandb_project", "infra.wandb_mode", "infra.episodes_per_step")
+RESUME_MAY_CHANGE = ("steps", "infra.wandb_project", "infra.wandb_mode", "infra.episodes_per_step",
+                     "infra.test_episodes_mb")
 """Options a resumed run may set differently from the run it continues."""
 
 RUN_LOCATION = ("out_dir",)
@@ -407,7 +408,11 @@ class Trainer:
                  seeds: int | None = None) -> dict[str, Any]:
         """Final performance on the test panel (:mod:`agents.panel`): ``episodes`` tasks of the
         test split, each run once per rollout seed ``0..seeds-1``, privileged info hidden; the
-        record keeps every (task, rollout seed) outcome. Timed as phase ``test``."""
+        record keeps every (task, rollout seed) outcome. Timed as phase ``test``.
+
+        The panel's episodes are written turn by turn to ``test_episodes.jsonl``, whole tasks in
+        panel order up to ``infra.test_episodes_mb`` (:class:`baselines.episode_log.PanelEpisodeLog`);
+        the file is removed first, so a test run again rewrites it."""
         config = self.config
         split = split or config.evaluation.test_split
         episodes = episodes or config.evaluation.test_episodes
@@ -418,12 +423,15 @@ class Trainer:
         with self.timer.phase("test"):
             self.release_envs()
             engine = self._engine(self.panel_width(episodes), 1, hide_privileged=True)
+            recorder = PanelEpisodeLog(self.run_dir, split, self.step, seeds,
+                                       int(config.infra.test_episodes_mb * 1_000_000))
             try:
                 panel = task_panel(engine.task_count(split), episodes)
                 with self.generating():
                     result = evaluate_on_panel(
                         engine, split, panel, list(range(seeds)),
-                        lambda r: self._sampling(TEST_OFFSET + r, config.evaluation.val_temperature))
+                        lambda r: self._sampling(TEST_OFFSET + r, config.evaluation.val_temperature),
+                        on_batch=None if recorder.full else recorder)
             finally:
                 engine.close()
         record = result.to_record()

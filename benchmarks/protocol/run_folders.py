@@ -3,8 +3,9 @@ shows. Nothing here writes; every file is the one the benchmark itself writes.
 
 A run folder holds ``plan.json`` (the planned cells and the preset's fingerprint),
 ``cells/<key>/result.json`` (a finished cell's record) or ``cells/<key>/failure.json``,
-``runs/<key>/<env>/<method>/seed<N>/`` (a training cell's run folder: ``metrics.jsonl``,
-``episodes.jsonl``), and, once a report is written, ``report.md``/``report.html`` and figures.
+``runs/<key>/<env>/<method>/seed<N>/`` (a training or warm-start cell's run folder:
+``metrics.jsonl``, ``episodes.jsonl``, ``test_episodes.jsonl``), and, once a report is written,
+``report.md``/``report.html`` and figures.
 A cell is ``finished`` (a record under the plan's fingerprint), ``stale`` (a record made under
 other settings: it will be re-run), ``failed``, ``running`` (its run folder has logged steps) or
 ``waiting``. Files being written (a torn JSON line or record) count as not there yet.
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baselines.episode_log import read_episodes
+from baselines.episode_log import TEST_EPISODES_FILE, read_episodes
 from baselines.run_log import METRICS_FILE, read_metrics
 from benchmarks.protocol.merge import PLAN_FILE, json_object_or_none
 
@@ -145,6 +146,21 @@ def cell_episodes(cell: CellView) -> list[dict[str, Any]]:
     return read_episodes(cell.run_dir) if cell.run_dir is not None else []
 
 
+def cell_test_episodes(cell: CellView) -> list[dict[str, Any]]:
+    """The test-panel episodes a cell's run recorded (``test_episodes.jsonl``), in order; none
+    for a run made before they were recorded, or with ``infra.test_episodes_mb = 0``."""
+    if cell.run_dir is None:
+        return []
+    return read_episodes(cell.run_dir, TEST_EPISODES_FILE)
+
+
+def grid_cells(run: RunFolder, env: str) -> list[CellView]:
+    """The cells of ``run`` that the task grid of ``env`` counts: its finished training and
+    warm-start cells."""
+    return [cell for cell in run.cells if cell.env == env and cell.kind in ("train", "start")
+            and cell.record is not None]
+
+
 @dataclass
 class TaskGrid:
     """Test success per task of each method of one env, and its difference to GRPO's."""
@@ -179,9 +195,7 @@ def task_grid(runs: list[RunFolder], env: str) -> TaskGrid:
     totals: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     methods: list[str] = []
     for run in runs:
-        for cell in run.cells:
-            if cell.env != env or cell.kind not in ("train", "start") or cell.record is None:
-                continue
+        for cell in grid_cells(run, env):
             name = cell.method
             if name not in methods:
                 methods.append(name)

@@ -8,12 +8,17 @@ progress shows what it has so far):
   figures of each folder.
 - ``/grid?env=...`` -- methods x test tasks: each method's success on each task (mean over
   training and rollout seeds) against GRPO's on the same task, and the win/tie/loss count;
-  ``outcome=differs`` keeps the tasks where some method differs from GRPO.
-- ``/cell/<run>/<key>`` -- a cell's record and its recorded training episodes
+  ``outcome=differs`` keeps the tasks where some method differs from GRPO. Each square links to
+  the task's page.
+- ``/task?env=...&method=...&task=...`` -- the recorded test-panel episodes of one method on one
+  task: every training seed's run, every rollout seed (``outcome=won|lost`` filters).
+- ``/cell/<run>/<key>`` -- a cell's record and its recorded training and test-panel episodes
   (``outcome=won|lost`` filters).
-- ``/episode/<run>/<key>/<n>`` -- one episode turn by turn: the student's prompt, its response,
-  the command the env received and its answer, the reward; for a teacher head the teacher's
-  prompt beside the student's, with the privileged context marked.
+- ``/episode/<run>/<key>/<n>`` -- one training episode turn by turn: the student's prompt, its
+  response, the command the env received and its answer, the reward; for a teacher head the
+  teacher's prompt beside the student's, with the privileged context marked.
+- ``/episode/<run>/<key>/test/<n>`` -- one test-panel episode, the same way (the student's side
+  only: privileged info is hidden on the test panel).
 
 A missing or half-written folder gets a page that says what is missing, never a traceback.
 """
@@ -28,6 +33,8 @@ from benchmarks.protocol.run_folders import (
     RunFolder,
     RunFolderError,
     cell_episodes,
+    cell_test_episodes,
+    grid_cells,
     read_run_folder,
     task_grid,
     validation_curve,
@@ -41,6 +48,8 @@ td, th { border: 1px solid #ccc; padding: 2px 6px; font-size: 0.9em; vertical-al
 .running { background: #fff3cd; } .stale { background: #eee; }
 .win { background: #4caf50; } .loss { background: #e53935; } .tie { background: #ddd; }
 td.sq { width: 9px; height: 9px; padding: 0; }
+td.sq a { display: block; width: 9px; height: 9px; }
+.test-panel { background: #e3f2fd; padding: 2px 6px; }
 pre { white-space: pre-wrap; margin: 0; font-size: 0.85em; }
 mark.privileged, mark.key { background: #ffe082; }
 .turn { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; border-top: 2px solid #999;
@@ -86,14 +95,14 @@ INDEX = """
 GRID = """
 <p>Test success per task (mean over training seeds and rollout seeds) against GRPO on the same
 task: <span class="win">&nbsp;win&nbsp;</span> <span class="tie">&nbsp;tie&nbsp;</span>
-<span class="loss">&nbsp;loss&nbsp;</span>. {{ grid.tasks|length }} tasks{% if differs %} (only those where a method differs from GRPO){% endif %}.
+<span class="loss">&nbsp;loss&nbsp;</span>; a square opens the method's test episodes on that task. {{ grid.tasks|length }} tasks{% if differs %} (only those where a method differs from GRPO){% endif %}.
 <a href="/grid?env={{ grid.env }}&outcome=differs">differing tasks only</a></p>
 <table id="grid"><tr><th>method</th><th>win / tie / loss vs GRPO</th><th>tasks</th></tr>
 {% for method in grid.methods %}
 <tr data-method="{{ method }}"><td>{{ method }}</td>
 <td class="tally">{% set t = grid.tally(method) %}{{ t.win }} / {{ t.tie }} / {{ t.loss }}</td>
 <td><table><tr>{% for task in tasks %}{% set v = grid.versus_grpo(method, task) %}
-<td class="sq {{ v }}" title="{{ task }}: {{ "%.2f"|format(grid.success[method][task]) if task in grid.success[method] else "not run" }}"></td>
+<td class="sq {{ v }}" title="{{ task }}: {{ "%.2f"|format(grid.success[method][task]) if task in grid.success[method] else "not run" }}">{% if task in grid.success[method] %}<a href="/task?env={{ grid.env|urlencode }}&method={{ method|urlencode }}&task={{ task|urlencode }}"></a>{% endif %}</td>
 {% endfor %}</tr></table></td></tr>
 {% endfor %}</table>
 """
@@ -105,15 +114,52 @@ CELL = """
 <option value="won" {% if outcome == "won" %}selected{% endif %}>won</option>
 <option value="lost" {% if outcome == "lost" %}selected{% endif %}>lost</option></select></label>
 <button type="submit">filter</button></form>
+<h2>training episodes</h2>
 <table id="episodes"><tr><th>#</th><th>step</th><th>task</th><th>won</th><th>score</th><th>turns</th><th>teacher context</th></tr>
 {% for n, episode in episodes %}
 <tr><td><a href="/episode/{{ run_index }}/{{ cell.key }}/{{ n }}">{{ n }}</a></td><td>{{ episode.step }}</td>
 <td>{{ episode.task_id }}</td><td>{{ episode.won }}</td><td>{{ "%.2f"|format(episode.score) }}</td>
 <td>{{ episode.turns|length }}</td><td>{{ episode.context_kind or "" }}</td></tr>
 {% endfor %}</table>
+<h2 class="test-panel">test panel episodes</h2>
+{% if not test_count %}<p class="missing">{{ no_test_episodes }}{% if cell.kind not in ("train", "start") %} (only training and warm-start cells record them){% endif %}.</p>
+{% else %}<p>{{ test_count }} recorded (every rollout seed of the panel's first tasks, up to
+<code>infra.test_episodes_mb</code>); privileged info is hidden on the test panel.</p>
+<table id="test-episodes"><tr><th>#</th><th>task</th><th>rollout seed</th><th>won</th><th>score</th><th>turns</th></tr>
+{% for n, episode in test_episodes %}
+<tr><td><a href="/episode/{{ run_index }}/{{ cell.key }}/test/{{ n }}">{{ n }}</a></td>
+<td>{{ episode.task_id }}</td><td>{{ episode.rollout_seed }}</td><td>{{ episode.won }}</td>
+<td>{{ "%.2f"|format(episode.score) }}</td><td>{{ episode.turns|length }}</td></tr>
+{% endfor %}</table>{% endif %}
+"""
+
+TASK = """
+<p>Test-panel episodes of <b>{{ method }}</b> on task <b>{{ task }}</b> ({{ env }}), every
+training seed's run and every rollout seed; privileged info is hidden on the test panel, so
+each shows the student's side only.</p>
+<form method="get"><input type="hidden" name="env" value="{{ env }}">
+<input type="hidden" name="method" value="{{ method }}"><input type="hidden" name="task" value="{{ task }}">
+<label>outcome <select name="outcome"><option value="">all</option>
+<option value="won" {% if outcome == "won" %}selected{% endif %}>won</option>
+<option value="lost" {% if outcome == "lost" %}selected{% endif %}>lost</option></select></label>
+<button type="submit">filter</button></form>
+{% for entry in entries %}
+<h2 class="test-panel">{{ entry.cell.key }} <small>{{ entry.run.path }}</small></h2>
+{% if entry.message %}<p class="missing">{{ entry.message }}</p>{% else %}
+<table class="test-episodes" data-cell="{{ entry.cell.key }}"><tr><th>#</th><th>rollout seed</th><th>won</th><th>score</th><th>turns</th></tr>
+{% for n, episode in entry.episodes %}
+<tr><td><a href="/episode/{{ entry.run_index }}/{{ entry.cell.key }}/test/{{ n }}">{{ n }}</a></td>
+<td>{{ episode.rollout_seed }}</td><td>{{ episode.won }}</td><td>{{ "%.2f"|format(episode.score) }}</td>
+<td>{{ episode.turns|length }}</td></tr>
+{% endfor %}</table>{% endif %}
+{% endfor %}
 """
 
 EPISODE = """
+{% if episode.panel == "test" %}<p class="test-panel">Test panel episode: split {{ episode.split }},
+rollout seed {{ episode.rollout_seed }}, task index {{ episode.task_index }}, the model after
+training step {{ episode.step }}. Privileged info is hidden on the test panel: the student's side
+only.</p>{% endif %}
 <p>step {{ episode.step }}, task {{ episode.task_id }} ({{ episode.task_type }}), won {{ episode.won }},
 score {{ "%.2f"|format(episode.score) }}{% if episode.context_kind %}, teacher context
 <b>{{ episode.context_kind }}</b>: the teacher's prompt is the student's with the
@@ -142,6 +188,15 @@ def _mark(content: str, context: str | None) -> Any:
     before, _, after = content.partition(context)
     return Markup(f'{escape(before)}<mark class="privileged">{escape(context)}</mark>'
                   f'{escape(after)}')
+
+
+NO_TEST_EPISODES = "this run recorded no test episodes"
+
+
+def _outcome_filter(numbered: list[tuple[int, dict[str, Any]]],
+                    outcome: str) -> list[tuple[int, dict[str, Any]]]:
+    """The ``(number, episode)`` pairs kept by ``outcome`` (``won``, ``lost`` or all)."""
+    return [(n, e) for n, e in numbered if not outcome or bool(e.get("won")) == (outcome == "won")]
 
 
 def _curve(points: list[tuple[int, float]]) -> str:
@@ -239,22 +294,66 @@ def create_app(folders: list[str | Path]) -> Any:
         except KeyError as error:
             abort(404, description=str(error.args[0]))
         outcome = request.args.get("outcome", "")
-        episodes = [(n, e) for n, e in enumerate(cell_episodes(view))
-                    if not outcome or bool(e.get("won")) == (outcome == "won")]
+        episodes = _outcome_filter(list(enumerate(cell_episodes(view))), outcome)
+        tests = list(enumerate(cell_test_episodes(view)))
         return page(key, CELL, [], [(run_index, run)], cell=view, episodes=episodes,
-                    outcome=outcome, run_index=run_index)
+                    test_episodes=_outcome_filter(tests, outcome), test_count=len(tests),
+                    no_test_episodes=NO_TEST_EPISODES, outcome=outcome, run_index=run_index)
+
+    @app.get("/task")
+    def task() -> tuple[str, int]:
+        runs, problems = read_all()
+        env, method, task_id = (request.args.get(name, "") for name in ("env", "method", "task"))
+        outcome = request.args.get("outcome", "")
+        entries = []
+        for run_index, run in runs:
+            for view in grid_cells(run, env):
+                if view.method != method:
+                    continue
+                if not any(str(o.get("task_id")) == task_id
+                           for o in (view.record or {}).get("outcomes") or []):
+                    continue
+                recorded = list(enumerate(cell_test_episodes(view)))
+                mine = [(n, e) for n, e in recorded if str(e.get("task_id")) == task_id]
+                message = ""
+                if not recorded:
+                    message = f"{NO_TEST_EPISODES} (made before they were recorded, or with " \
+                              "infra.test_episodes_mb = 0)"
+                elif not mine:
+                    tasks = len({str(e.get("task_id")) for _, e in recorded})
+                    message = (f"this run recorded the test episodes of its panel's first "
+                               f"{tasks} tasks (up to infra.test_episodes_mb), not of this one")
+                entries.append({"run_index": run_index, "run": run, "cell": view,
+                                "episodes": _outcome_filter(mine, outcome), "message": message})
+        if not entries:
+            abort(404, description=f"no finished {method!r} cell of {env!r} was tested on "
+                                   f"task {task_id!r}")
+        return page(f"{method} on {task_id}", TASK, problems, runs, env=env, method=method,
+                    task=task_id, entries=entries, outcome=outcome)
+
+    def numbered_episode(run_index: int, key: str, number: int, test: bool) -> tuple[str, int]:
+        run = run_at(run_index)
+        try:
+            view = run.cell(key)
+        except KeyError as error:
+            abort(404, description=str(error.args[0]))
+        episodes = cell_test_episodes(view) if test else cell_episodes(view)
+        what = "test-panel" if test else "training"
+        if not episodes and test:
+            abort(404, description=f"{key}: {NO_TEST_EPISODES}")
+        if not 0 <= number < len(episodes):
+            abort(404, description=f"{key} has {len(episodes)} recorded {what} episodes, "
+                                   f"no #{number}")
+        title = f"{key} {'test episode' if test else 'episode'} {number}"
+        return page(title, EPISODE, [], [(run_index, run)], episode=episodes[number], mark=_mark)
 
     @app.get("/episode/<int:run_index>/<key>/<int:number>")
     def episode(run_index: int, key: str, number: int) -> tuple[str, int]:
-        run = run_at(run_index)
-        try:
-            episodes = cell_episodes(run.cell(key))
-        except KeyError as error:
-            abort(404, description=str(error.args[0]))
-        if not 0 <= number < len(episodes):
-            abort(404, description=f"{key} has {len(episodes)} recorded episodes, no #{number}")
-        return page(f"{key} episode {number}", EPISODE, [], [(run_index, run)],
-                    episode=episodes[number], mark=_mark)
+        return numbered_episode(run_index, key, number, test=False)
+
+    @app.get("/episode/<int:run_index>/<key>/test/<int:number>")
+    def test_episode(run_index: int, key: str, number: int) -> tuple[str, int]:
+        return numbered_episode(run_index, key, number, test=True)
 
     @app.get("/figure/<int:run_index>/<name>")
     def figure(run_index: int, name: str) -> Any:
