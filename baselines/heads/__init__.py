@@ -1,6 +1,7 @@
 """Teacher heads: one small module per self-distillation method, and a registry by name.
 
-A head in this package is one module whose class carries ``@register_head``. An installed
+A head in this package is one module whose class carries ``@register_head`` over
+``@dataclass(kw_only=True)``: its knobs are the dataclass's fields (:class:`Head`). An installed
 package adds a head without editing sdgym by naming its :class:`Head` subclass in the
 entry-point group :data:`HEAD_ENTRY_POINTS` (``sdgym.heads``), e.g. in its ``pyproject.toml``::
 
@@ -15,23 +16,38 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from baselines.heads.base import Head, HeadBatch, HeadOutput
+from baselines.heads.base import Head, HeadBatch, HeadOutput, is_declared_head, knob_names
 from baselines.heads.grpo import GRPOHead
 
 HEADS: dict[str, type[Head]] = {"grpo": GRPOHead}
 
 
+class UnknownKnobError(ValueError, TypeError):
+    """A knob the head does not have (a ValueError; also a TypeError, which an unexpected
+    keyword argument raised before the heads were dataclasses)."""
+
+
 def register_head(cls: type[Head]) -> type[Head]:
-    """Class decorator: add a head to :data:`HEADS` under ``cls.name``."""
+    """Class decorator: add a head to :data:`HEADS` under ``cls.name`` (place it above
+    ``@dataclass(kw_only=True)``)."""
+    if not is_declared_head(cls):
+        raise ValueError(f"head {cls.__qualname__} must be a Head subclass declared with "
+                         "@dataclass(kw_only=True) under @register_head (its knobs are its fields)")
     HEADS[cls.name] = cls
     return cls
 
 
 def make_head(name: str, **kwargs: Any) -> Head:
-    """Instantiate head ``name`` with its keyword arguments (defaults: the paper's)."""
+    """Instantiate head ``name`` with its knobs (defaults: the paper's). An unknown name or knob
+    is a ValueError; so is a bad knob value (the head's ``__post_init__``)."""
     _load_all()
     if name not in HEADS:
         raise ValueError(f"unknown method {name!r}; choose from {sorted(HEADS)}")
+    knobs = knob_names(HEADS[name])
+    unknown = [key for key in kwargs if key not in knobs]
+    if unknown:
+        raise UnknownKnobError(f"method {name!r} has no knob {', '.join(map(repr, unknown))} "
+                               f"(its knobs: {', '.join(knobs)})")
     return HEADS[name](**kwargs)
 
 
@@ -100,11 +116,15 @@ def _load_all() -> None:
         if not (isinstance(head, type) and issubclass(head, Head) and head.name):
             raise ValueError(f"entry point {point.name!r} ({point.value}) in group "
                              f"{HEAD_ENTRY_POINTS!r} is not a Head subclass with a name")
+        if not is_declared_head(head):
+            raise ValueError(f"entry point {point.name!r} ({point.value}) in group "
+                             f"{HEAD_ENTRY_POINTS!r} is not declared with @dataclass(kw_only=True) "
+                             "(a head's knobs are its dataclass fields)")
         if HEADS.get(head.name, head) is not head:
             raise ValueError(f"entry point {point.name!r} ({point.value}) registers head "
                              f"{head.name!r}, which {HEADS[head.name].__module__} already has")
         HEADS[head.name] = head
 
 
-__all__ = ["HEADS", "GRPOHead", "HeadBatch", "HeadOutput", "Head", "available_heads", "make_head",
-           "reference_table", "register_head", "shipped_heads"]
+__all__ = ["HEADS", "GRPOHead", "HeadBatch", "HeadOutput", "Head", "UnknownKnobError",
+           "available_heads", "make_head", "reference_table", "register_head", "shipped_heads"]

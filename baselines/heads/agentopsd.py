@@ -31,6 +31,7 @@ Source: arXiv 2608.05987; ref ZethWang/AgentOPSD ``verl/trainer/ppo/opsd_utils.p
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -50,6 +51,7 @@ V0_SOURCES = ("success_rate", "group_return")
 
 
 @register_head
+@dataclass(kw_only=True)
 class AgentOPSDHead(Head):
     """Per-turn multiplicative credit from the z-scored belief increments."""
 
@@ -62,27 +64,29 @@ class AgentOPSDHead(Head):
         "band": 0.2, "lam": 0.5, "warmdown_steps": 0, "gap_source": "old",
         "v0": "group_return", "teacher_weights": "current"}
 
-    def __init__(
-        self,
-        band: float = 0.2,
-        lam: float = 0.5,
-        warmdown_steps: int = 0,
-        eps: float = 1e-6,
-        gap_source: str = "old",
-        v0: str = "success_rate",
-        teacher_weights: str = "current",
-        context: str = "skills",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(teacher_weights=teacher_weights, context=context, **kwargs)
-        if v0 not in V0_SOURCES:
-            raise ValueError(f"agentopsd v0 must be one of {V0_SOURCES}, got {v0!r}")
-        self.band = band
-        self.lam = lam
-        self.warmdown_steps = warmdown_steps
-        self.eps = eps
-        self.gap_source = gap_source
-        self.v0 = v0
+    band: float = 0.2
+    """``b``: the turn multiplier ``m_k`` stays within ``[1 − b, 1 + b]``."""
+    lam: float = 0.5
+    """``λ``: the share of the reshaped advantage."""
+    warmdown_steps: int = 0
+    """Steps over which ``λ`` decays linearly to 0 (<= 0: constant, the reference recipe)."""
+    eps: float = 1e-6
+    """Clamp of the beliefs ``V_k`` to ``(eps, 1 − eps)`` and the z-score's stabiliser."""
+    gap_source: str = "old"
+    """``δ_t`` from the rollout log-probs (``old``, the reference) or the pre-update re-scored
+    ones (``student``)."""
+    v0: str = "success_rate"
+    """Prior ``V0``: the share of the group's episodes won (``success_rate``, the paper) or the
+    clamped group mean return (``group_return``, the reference code)."""
+    teacher_weights: str = "current"
+    """The reference's (the same self-oracle as RLSD)."""
+    context: str = "skills"
+    """Per-task-type guidance."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.v0 not in V0_SOURCES:
+            raise ValueError(f"agentopsd v0 must be one of {V0_SOURCES}, got {self.v0!r}")
 
     def _prior(self, batch: HeadBatch, row: int) -> float:
         values = batch.group_success_rate if self.v0 == "success_rate" else batch.group_mean_return

@@ -46,7 +46,7 @@ deviates (:meth:`Head.deviations`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import torch
@@ -116,9 +116,15 @@ class HeadOutput:
                              "replaces L0, so an aux_loss added to L0 would be dropped)")
 
 
+@dataclass(kw_only=True)
 class Head:
-    """Base class of every head (the contract in the module docstring). A subclass sets
-    :attr:`name`, its reference :attr:`source` and :attr:`reference` recipe, and :meth:`apply`."""
+    """Base class of every head (the contract in the module docstring). A subclass is itself a
+    ``@dataclass(kw_only=True)``: it sets :attr:`name`, its reference :attr:`source` and
+    :attr:`reference` recipe and :meth:`apply`, declares its knobs as fields (each with a
+    docstring; a base knob is redeclared to change its default) and checks their values in
+    ``__post_init__`` (calling ``super().__post_init__()`` first). :meth:`config` is the head's
+    name and scope plus every knob; state a head keeps for itself is a ``field(init=False)``,
+    which is not a knob and not in :meth:`config`."""
 
     name: ClassVar[str] = ""
     row: ClassVar[int | None] = None
@@ -138,40 +144,46 @@ class Head:
     notes: ClassVar[tuple[str, ...]] = ()
     """Fixed differences from the reference that no knob removes (recorded in every run)."""
 
-    def __init__(
-        self,
-        teacher_weights: str = "frozen",
-        context: str = "privileged",
-        ema_decay: float = 0.05,
-        context_budget_chars: int = CONTEXT_BUDGET_CHARS,
-        entropy_coef: float | None = None,
-        kl_coef: float | None = None,
-    ) -> None:
-        if teacher_weights not in TEACHER_WEIGHTS:
+    teacher_weights: str = "frozen"
+    """Weights that score the teacher prompt: ``current`` (the policy's, without grad),
+    ``frozen`` (the initial policy) or ``ema`` (a moving average of the policy)."""
+    context: str = "privileged"
+    """What the teacher reads besides the prompt (:data:`CONTEXT_SOURCES`): ``privileged`` text,
+    per-task-type ``skills``, a successful ``sibling``, ``hindsight`` notes or an expert
+    ``demonstration``."""
+    ema_decay: float = 0.05
+    """Update rate ``α`` of the ``ema`` teacher after each step: ``θ_T ← (1 − α)·θ_T + α·θ``."""
+    context_budget_chars: int = CONTEXT_BUDGET_CHARS
+    """Character budget of the context block of the teacher prompt."""
+    entropy_coef: float | None = None
+    """Entropy-bonus coefficient for this head (None: the GRPO config's)."""
+    kl_coef: float | None = None
+    """KL-to-reference coefficient for this head (None: the GRPO config's)."""
+
+    def __post_init__(self) -> None:
+        if self.teacher_weights not in TEACHER_WEIGHTS:
             raise ValueError(f"teacher_weights must be one of {TEACHER_WEIGHTS}")
-        if context not in CONTEXT_SOURCES:
+        if self.context not in CONTEXT_SOURCES:
             raise ValueError(f"context must be one of {CONTEXT_SOURCES}")
-        self.teacher_weights = teacher_weights
-        self.context = context
-        self.ema_decay = ema_decay
-        self.context_budget_chars = context_budget_chars
-        self.entropy_coef = entropy_coef
-        """Entropy-bonus coefficient for this head (None: the GRPO config's)."""
-        self.kl_coef = kl_coef
-        """KL-to-reference coefficient for this head (None: the GRPO config's)."""
+
+    def knobs(self) -> dict[str, Any]:
+        """This head's knobs (:func:`knob_names`) and their values, in declaration order."""
+        return {name: getattr(self, name) for name in knob_names(type(self))}
 
     def config(self) -> dict[str, Any]:
-        """Everything that defines this head's behaviour, recorded in every run."""
-        return {
+        """Everything that defines this head's behaviour, recorded in every run: name, scope and
+        every knob (the teacher's weights and context ``None`` for a head without a teacher)."""
+        knobs = self.knobs()
+        teacher = self.needs_teacher
+        first = {
             "name": self.name,
             "scope": self.scope,
-            "teacher_weights": self.teacher_weights if self.needs_teacher else None,
-            "context": self.context if self.needs_teacher else None,
-            "ema_decay": self.ema_decay,
-            "context_budget_chars": self.context_budget_chars,
-            **{k: v for k, v in vars(self).items() if k not in (
-                "teacher_weights", "context", "ema_decay", "context_budget_chars")},
+            "teacher_weights": knobs["teacher_weights"] if teacher else None,
+            "context": knobs["context"] if teacher else None,
+            "ema_decay": knobs["ema_decay"],
+            "context_budget_chars": knobs["context_budget_chars"],
         }
+        return {**first, **{k: v for k, v in knobs.items() if k not in first}}
 
     def deviations(self, train: dict[str, Any] | None = None) -> list[str]:
         """Where this run differs from the head's reference recipe, one line each.
@@ -202,7 +214,22 @@ class Head:
         raise NotImplementedError(f"head {type(self).__name__} does not define apply()")
 
 
+def knob_names(cls: type[Head]) -> tuple[str, ...]:
+    """The knobs of head class ``cls``: its dataclass fields that are constructor arguments, in
+    declaration order (base knobs first)."""
+    return tuple(item.name for item in fields(cls) if item.init)
+
+
+def is_declared_head(cls: object) -> bool:
+    """Whether ``cls`` is a :class:`Head` subclass declared with ``@dataclass`` itself (a plain
+    subclass would keep knobs of its own out of :meth:`Head.config`)."""
+    return (isinstance(cls, type) and issubclass(cls, Head)
+            and "__dataclass_fields__" in cls.__dict__)
+
+
 _MISSING = object()
+
+
 def _is_trainer_key(key: str) -> bool:
     """A trainer option is named by its dotted path in the training config (``"grpo.lr"``)."""
     return "." in key

@@ -6,11 +6,13 @@ Source: DeepSeekMath (arXiv 2402.03300); ref verl ``core_algos`` (the GRPO math 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from baselines.heads.base import Head, HeadBatch, HeadOutput
 
 
+@dataclass(kw_only=True)
 class GRPOHead(Head):
     """No teacher, no output: the learner uses the GRPO loss ``L0`` with the group advantages."""
 

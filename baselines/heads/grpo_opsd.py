@@ -16,6 +16,7 @@ Source: ZJU-REAL/SDAR ``examples/grpo_opsd_trainer`` (+ ``sdar_utils.py``). Not 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -25,6 +26,7 @@ from baselines.heads.base import Head, HeadBatch, HeadOutput, gated_distillation
 
 
 @register_head
+@dataclass(kw_only=True)
 class GRPOOPSDHead(Head):
     """Additive distillation with a constant gate of one half."""
 
@@ -36,15 +38,12 @@ class GRPOOPSDHead(Head):
         "coef": 0.01, "teacher_weights": "current", "grpo.lr": 1e-6, "grpo.kl_coef": 0.01,
         "grpo.entropy_coef": 0.001}
 
-    def __init__(
-        self,
-        coef: float = 0.01,
-        teacher_weights: str = "current",
-        context: str = "skills",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(teacher_weights=teacher_weights, context=context, **kwargs)
-        self.coef = coef
+    coef: float = 0.01
+    """``c``: weight of the constant-gate distillation term."""
+    teacher_weights: str = "current"
+    """The reference recipe's."""
+    context: str = "skills"
+    """Per-task-type guidance."""
 
     def apply(self, batch: HeadBatch) -> HeadOutput:
         gate = torch.full_like(batch.student_logprobs, 0.5)

@@ -30,6 +30,7 @@ Source: arXiv 2606.26790; ref jinyangwu/OPID ``gigpo/core_gigpo.py``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from baselines.heads import register_head
@@ -44,6 +45,7 @@ from baselines.heads.base import (
 
 
 @register_head
+@dataclass(kw_only=True)
 class OPIDHead(Head):
     """Additive advantage bonus from an episode-level hindsight teacher."""
 
@@ -60,17 +62,14 @@ class OPIDHead(Head):
         "hindsight skills written from the policy's own outcomes, not by an analyser LLM",
     )
 
-    def __init__(
-        self,
-        episode_weight: float = 0.001,
-        teacher_weights: str = "current",
-        context: str = "hindsight",
-        entropy_coef: float | None = 0.0,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(teacher_weights=teacher_weights, context=context,
-                         entropy_coef=entropy_coef, **kwargs)
-        self.episode_weight = episode_weight
+    episode_weight: float = 0.001
+    """``w_e``: weight of the episode-level teacher bonus (the reference recipes)."""
+    teacher_weights: str = "current"
+    """The reference scores enhanced prompts with the actor at rollout time."""
+    context: str = "hindsight"
+    """Notes summarised from the group's finished episodes."""
+    entropy_coef: float | None = 0.0
+    """No entropy bonus (the reference recipes)."""
 
     def apply(self, batch: HeadBatch) -> HeadOutput:
         bonus = self.episode_weight * teacher_gap(batch, self.name, source="old")

@@ -34,6 +34,7 @@ Source: arXiv 2601.18734; ref siyan-zhao/OPSD ``opsd_trainer.py`` (``generalized
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -56,6 +57,7 @@ LOSSES = ("jsd", "pg")
 
 
 @register_head
+@dataclass(kw_only=True)
 class OPSDHead(Head):
     """Full-vocabulary generalized JSD (or the sampled-token PG variant) to a privileged teacher."""
 
@@ -75,30 +77,35 @@ class OPSDHead(Head):
         "full fine-tuning (reference recipe: LoRA r=64, alpha=128)",
     )
 
-    def __init__(
-        self,
-        beta: float = 0.5,
-        loss: str = "jsd",
-        loss_temperature: float = 1.0,
-        top_k_loss: int | None = None,
-        teacher_weights: str = "frozen",
-        context: str = "privileged",
-        entropy_coef: float | None = 0.0,
-        kl_coef: float | None = 0.0,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(teacher_weights=teacher_weights, context=context,
-                         entropy_coef=entropy_coef, kl_coef=kl_coef, **kwargs)
-        if loss not in LOSSES:
-            raise ValueError(f"opsd loss must be one of {LOSSES}, got {loss!r}")
-        if not 0.0 <= beta <= 1.0:
-            raise ValueError(f"opsd beta must be in [0, 1], got {beta}")
-        if loss_temperature <= 0:
-            raise ValueError(f"opsd loss_temperature must be > 0, got {loss_temperature}")
-        self.beta = beta
-        self.loss = loss
-        self.loss_temperature = loss_temperature
-        self.top_k_loss = top_k_loss
+    beta: float = 0.5
+    """``β`` of the generalized JSD: 0.5 the Jensen–Shannon divergence, 0 ``KL(T‖S)``,
+    1 ``KL(S‖T)`` (``loss="jsd"``)."""
+    loss: str = "jsd"
+    """``jsd`` (full-vocabulary generalized JSD) or ``pg`` (the teacher/student gap on the
+    sampled token as a per-token reward, their ``--use_tinker_loss``)."""
+    loss_temperature: float = 1.0
+    """Temperature that further divides both logits inside the JSD (> 0)."""
+    top_k_loss: int | None = None
+    """Keep the teacher's top-k tokens and renormalise both distributions over them (their
+    ``--top_k_loss``); None: the full vocabulary."""
+    teacher_weights: str = "frozen"
+    """``frozen``: their ``--fixed_teacher`` (recommended); ``current``: their default;
+    ``ema``: their ``--use_ema_teacher``."""
+    context: str = "privileged"
+    """The reference solution's analogue."""
+    entropy_coef: float | None = 0.0
+    """No entropy bonus (the loss replaces GRPO's)."""
+    kl_coef: float | None = 0.0
+    """No KL-to-reference (the loss replaces GRPO's)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.loss not in LOSSES:
+            raise ValueError(f"opsd loss must be one of {LOSSES}, got {self.loss!r}")
+        if not 0.0 <= self.beta <= 1.0:
+            raise ValueError(f"opsd beta must be in [0, 1], got {self.beta}")
+        if self.loss_temperature <= 0:
+            raise ValueError(f"opsd loss_temperature must be > 0, got {self.loss_temperature}")
 
     def wants_logits(self) -> bool:
         return self.loss == "jsd"

@@ -17,11 +17,14 @@ arXiv 2601.18734. Not inferred.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from baselines.heads import register_head
 from baselines.heads.sdar import SDARHead
 
 
 @register_head
+@dataclass(kw_only=True)
 class OPSDSDARHead(SDARHead):
     """SDAR's gated term as the whole loss (no GRPO term)."""
 

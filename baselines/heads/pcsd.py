@@ -23,6 +23,7 @@ Source: arXiv 2608.01837 (abstract only).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -40,6 +41,7 @@ from baselines.heads.base import (
 
 
 @register_head
+@dataclass(kw_only=True)
 class PCSDHead(Head):
     """Additive distillation gated by a discounted, decay-penalised running gap."""
 
@@ -52,25 +54,25 @@ class PCSDHead(Head):
     notes: ClassVar[tuple[str, ...]] = (
         "inferred from the abstract of arXiv 2608.01837: no reference code exists",)
 
-    def __init__(
-        self,
-        coef: float = 0.01,
-        beta: float = 5.0,
-        gamma: float = 0.9,
-        kappa: float = 0.5,
-        window: int = 8,
-        teacher_weights: str = "current",
-        context: str = "skills",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(teacher_weights=teacher_weights, context=context, **kwargs)
-        if window < 1:
+    coef: float = 0.01
+    """``c``: weight of the gated distillation term."""
+    beta: float = 5.0
+    """``β``: sharpness of the gate ``σ(β·p̃_t)``."""
+    gamma: float = 0.9
+    """``γ``: discount of older gaps in the running sum ``p_t``."""
+    kappa: float = 0.5
+    """``κ``: damping of a fading running gap (``p_t < p_{t−1}``)."""
+    window: int = 8
+    """Positions summed into ``p_t`` (>= 1), truncated at the start of the row."""
+    teacher_weights: str = "current"
+    """Matches the SDAR recipe it gates (``frozen`` is the safer switch for long runs)."""
+    context: str = "skills"
+    """Per-task-type guidance."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.window < 1:
             raise ValueError("pcsd window must be >= 1")
-        self.coef = coef
-        self.beta = beta
-        self.gamma = gamma
-        self.kappa = kappa
-        self.window = window
 
     def persistence(self, delta: torch.Tensor) -> torch.Tensor:
         """``p̃_t`` for a ``[rows, tokens]`` gap (already zero on masked tokens)."""

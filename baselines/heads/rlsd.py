@@ -22,6 +22,7 @@ Source: arXiv 2604.03128; ref ZJU-REAL/SDAR ``verl/trainer/ppo/rlsd_utils.py``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -39,6 +40,7 @@ from baselines.heads.base import (
 
 
 @register_head
+@dataclass(kw_only=True)
 class RLSDHead(Head):
     """Advantage reshaping with a clipped, sign-aware teacher/student ratio."""
 
@@ -51,21 +53,19 @@ class RLSDHead(Head):
         "lam": 0.5, "warmdown_steps": 100, "clip_eps": 0.2, "gap_source": "old",
         "teacher_weights": "current"}
 
-    def __init__(
-        self,
-        lam: float = 0.5,
-        warmdown_steps: int = 100,
-        clip_eps: float = 0.2,
-        gap_source: str = "old",
-        teacher_weights: str = "current",
-        context: str = "skills",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(teacher_weights=teacher_weights, context=context, **kwargs)
-        self.lam = lam
-        self.warmdown_steps = warmdown_steps
-        self.clip_eps = clip_eps
-        self.gap_source = gap_source
+    lam: float = 0.5
+    """``λ0``: the share of the reshaped advantage at step 0."""
+    warmdown_steps: int = 100
+    """Steps over which ``λ`` decays linearly to 0 (<= 0: constant ``λ0``)."""
+    clip_eps: float = 0.2
+    """``ε``: the ratio weight is clipped to ``[1 − ε, 1 + ε]``."""
+    gap_source: str = "old"
+    """``δ_t`` from the rollout log-probs (``old``, the reference) or the pre-update re-scored
+    ones (``student``)."""
+    teacher_weights: str = "current"
+    """The reference's."""
+    context: str = "skills"
+    """Per-task-type guidance."""
 
     def apply(self, batch: HeadBatch) -> HeadOutput:
         lam = linear_warmdown(self.lam, batch.step, self.warmdown_steps)

@@ -19,6 +19,7 @@ copied). Not inferred.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -34,6 +35,7 @@ from baselines.heads.base import (
 
 
 @register_head
+@dataclass(kw_only=True)
 class SDARHead(Head):
     """Additive, sigmoid-gated distillation toward the privileged-context teacher."""
 
@@ -45,17 +47,14 @@ class SDARHead(Head):
         "coef": 0.01, "beta": 5.0, "teacher_weights": "current", "grpo.lr": 1e-6,
         "grpo.kl_coef": 0.01, "grpo.entropy_coef": 0.001}
 
-    def __init__(
-        self,
-        coef: float = 0.01,
-        beta: float = 5.0,
-        teacher_weights: str = "current",
-        context: str = "skills",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(teacher_weights=teacher_weights, context=context, **kwargs)
-        self.coef = coef
-        self.beta = beta
+    coef: float = 0.01
+    """``c``: weight of the gated distillation term."""
+    beta: float = 5.0
+    """``β``: sharpness of the gate ``σ(β·δ_t)`` (the reference's ``gate_beta``)."""
+    teacher_weights: str = "current"
+    """The reference scores the teacher prompt with the actor's weights, without grad."""
+    context: str = "skills"
+    """Per-task-type guidance (``privileged`` expert info is the alternative)."""
 
     def apply(self, batch: HeadBatch) -> HeadOutput:
         gate = torch.sigmoid(self.beta * teacher_gap(batch, self.name))

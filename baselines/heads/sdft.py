@@ -24,6 +24,7 @@ read through a public fork; TRL ``trl/experimental/sdft``. Not inferred.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -42,6 +43,7 @@ DIRECTIONS = ("forward", "reverse")
 
 
 @register_head
+@dataclass(kw_only=True)
 class SDFTHead(Head):
     """Full-vocabulary per-token KL to the demonstration-conditioned teacher."""
 
@@ -59,25 +61,28 @@ class SDFTHead(Head):
         "sdgym follows METHODS.md (forward)",
     )
 
-    def __init__(
-        self,
-        direction: str = "forward",
-        skip_tokens: int = 3,
-        teacher_weights: str = "ema",
-        context: str = "demonstration",
-        ema_decay: float = 0.01,
-        entropy_coef: float | None = 0.0,
-        kl_coef: float | None = 0.0,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(teacher_weights=teacher_weights, context=context, ema_decay=ema_decay,
-                         entropy_coef=entropy_coef, kl_coef=kl_coef, **kwargs)
-        if direction not in DIRECTIONS:
+    direction: str = "forward"
+    """``forward`` ``KL(Q‖P)`` (METHODS.md) or ``reverse`` ``KL(P‖Q)``."""
+    skip_tokens: int = 3
+    """Response tokens left out of the loss at the start of each row
+    (``num_loss_tokens_to_skip``, >= 0)."""
+    teacher_weights: str = "ema"
+    """An EMA teacher (the reference's)."""
+    context: str = "demonstration"
+    """The env's expert plan from that turn."""
+    ema_decay: float = 0.01
+    """``ref_model_mixup_alpha``: ``θ_T ← 0.99·θ_T + 0.01·θ`` every step."""
+    entropy_coef: float | None = 0.0
+    """No entropy bonus (the loss replaces GRPO's)."""
+    kl_coef: float | None = 0.0
+    """No KL-to-reference (the loss replaces GRPO's)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}")
-        if skip_tokens < 0:
-            raise ValueError(f"sdft skip_tokens must be >= 0, got {skip_tokens}")
-        self.direction = direction
-        self.skip_tokens = skip_tokens
+        if self.skip_tokens < 0:
+            raise ValueError(f"sdft skip_tokens must be >= 0, got {self.skip_tokens}")
 
     def term_mask(self, mask: torch.Tensor, has_teacher: torch.Tensor | None) -> torch.Tensor:
         """Teacher rows' tokens from the ``skip_tokens``-th response token on."""

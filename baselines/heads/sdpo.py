@@ -31,6 +31,7 @@ Source: arXiv 2601.20802; ref lasgroup/SDPO ``verl/trainer/ppo/core_algos.py``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -55,6 +56,7 @@ def with_tail(log_probs: torch.Tensor) -> torch.Tensor:
 
 
 @register_head
+@dataclass(kw_only=True)
 class SDPOHead(Head):
     """Top-k + tail JSD distillation on rows that have a sibling-conditioned teacher."""
 
@@ -73,29 +75,33 @@ class SDPOHead(Head):
         "per micro-batch, scaled by 1/gradient-accumulation steps)",
     )
 
-    def __init__(
-        self,
-        topk: int = 100,
-        add_tail: bool = True,
-        alpha: float = 0.5,
-        is_clip: float | None = 2.0,
-        no_teacher_rows: str = "skip",
-        teacher_weights: str = "ema",
-        context: str = "sibling",
-        ema_decay: float = 0.05,
-        entropy_coef: float | None = 0.0,
-        kl_coef: float | None = 0.0,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(teacher_weights=teacher_weights, context=context, ema_decay=ema_decay,
-                         entropy_coef=entropy_coef, kl_coef=kl_coef, **kwargs)
-        if no_teacher_rows not in ("skip", "grpo"):
+    topk: int = 100
+    """Tokens of the student's top-k that the divergence runs over (0: the full vocabulary)."""
+    add_tail: bool = True
+    """Add a tail bucket ``log(1 − Σ_topk p)`` (else renormalise over the top-k)."""
+    alpha: float = 0.5
+    """``α`` of the mixture ``M = (1 − α)·S + α·T``: 0.5 Jensen–Shannon, 0 ``KL(T‖S)``,
+    1 ``KL(S‖T)``."""
+    is_clip: float | None = 2.0
+    """Upper clip of the importance weight ``exp(s_t − o_t)`` (None: no importance weight)."""
+    no_teacher_rows: str = "skip"
+    """Rows without a teacher context: ``skip`` (no gradient, the reference) or ``grpo`` (keep
+    GRPO on them, the distillation term added)."""
+    teacher_weights: str = "ema"
+    """An EMA teacher (the reference's)."""
+    context: str = "sibling"
+    """A successful rollout from the same group, plus environment feedback."""
+    ema_decay: float = 0.05
+    """The reference ``teacher_update_rate``."""
+    entropy_coef: float | None = 0.0
+    """No entropy bonus (``entropy_coeff: 0``)."""
+    kl_coef: float | None = 0.0
+    """No KL-to-reference (``use_kl_loss: false``)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.no_teacher_rows not in ("skip", "grpo"):
             raise ValueError("no_teacher_rows must be 'skip' or 'grpo'")
-        self.topk = topk
-        self.add_tail = add_tail
-        self.alpha = alpha
-        self.is_clip = is_clip
-        self.no_teacher_rows = no_teacher_rows
 
     def divergence(self, batch: HeadBatch) -> torch.Tensor:
         """Per-token ``D_t`` ``[rows, tokens]`` (with grad through the student logits)."""

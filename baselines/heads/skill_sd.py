@@ -19,6 +19,7 @@ Source: arXiv 2604.10674; ref ZJU-REAL/SDAR ``verl/trainer/ppo/skillsd_utils.py`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -36,6 +37,7 @@ from baselines.heads.base import (
 
 
 @register_head
+@dataclass(kw_only=True)
 class SkillSDHead(Head):
     """Additive on-policy-weighted k3 distillation."""
 
@@ -46,17 +48,14 @@ class SkillSDHead(Head):
     reference: ClassVar[dict[str, Any]] = {
         "coef": 0.001, "ratio_log_cap": 10.0, "teacher_weights": "current"}
 
-    def __init__(
-        self,
-        coef: float = 0.001,
-        ratio_log_cap: float = 10.0,
-        teacher_weights: str = "current",
-        context: str = "skills",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(teacher_weights=teacher_weights, context=context, **kwargs)
-        self.coef = coef
-        self.ratio_log_cap = ratio_log_cap
+    coef: float = 0.001
+    """``λ``: weight of the k3 distillation term (the reference's ``sdl_lambda``)."""
+    ratio_log_cap: float = 10.0
+    """Cap of ``s_t − o_t`` inside the importance weight ``ρ_t = exp(min(s_t − o_t, cap))``."""
+    teacher_weights: str = "current"
+    """The reference scores the skill-augmented prompt with the actor, without grad."""
+    context: str = "skills"
+    """Per-task-type guidance."""
 
     def apply(self, batch: HeadBatch) -> HeadOutput:
         teacher = require(batch.teacher_logprobs, "teacher_logprobs", self.name)

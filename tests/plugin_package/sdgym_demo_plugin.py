@@ -3,6 +3,7 @@ through the ``sdgym.heads`` / ``sdgym.envs`` entry points (tests/test_plugins.py
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from baselines.heads.base import Head, HeadBatch, HeadOutput
@@ -10,14 +11,23 @@ from sdgym.core import EngineStep, InvalidAction, TextEnv
 from sdgym.registration import EnvEntry
 
 
+@dataclass(kw_only=True)
 class HalfAdvantageHead(Head):
     """GRPO with every advantage halved (a head with no teacher, for the plugin test)."""
 
     name: ClassVar[str] = "demo_half"
     source: ClassVar[str] = "sdgym plugin test"
 
+    factor: float = 0.5
+    """Multiplier of the GRPO advantages (>= 0; ``--head.factor``, ``[head] factor``)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.factor < 0:
+            raise ValueError(f"demo_half factor must be >= 0, got {self.factor}")
+
     def apply(self, batch: HeadBatch) -> HeadOutput:
-        return HeadOutput(advantages=batch.advantages * 0.5, metrics={"halved": 1.0})
+        return HeadOutput(advantages=batch.advantages * self.factor, metrics={"halved": 1.0})
 
 
 WORDS = ("apple", "river", "stone", "cloud", "maple", "tiger", "piano", "ocean")

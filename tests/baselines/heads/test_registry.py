@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import pytest
 import torch
 
-from baselines.heads import HEADS, available_heads, make_head
-from baselines.heads.base import HeadBatch, HeadOutput
+from baselines.heads import HEADS, available_heads, make_head, register_head
+from baselines.heads.base import Head, HeadBatch, HeadOutput
 
 TEN = ["agentopsd", "grpo_opsd", "opid", "opsd", "opsd_sdar", "pcsd", "rlsd", "sdar", "sdft",
        "sdpo", "skill_sd"]
@@ -38,6 +39,59 @@ def test_config_is_json_and_names_teacher(name: str) -> None:
     assert overridden["teacher_weights"] == "frozen"
     with pytest.raises(ValueError):
         make_head(name, teacher_weights="bogus")
+
+
+RECORD_FIRST = ["name", "scope", "teacher_weights", "context", "ema_decay", "context_budget_chars"]
+"""The keys a head's config starts with (run fingerprints hash it: the order stays)."""
+
+
+@pytest.mark.parametrize("name", ["grpo", *TEN])
+def test_every_head_is_a_dataclass_whose_config_is_its_knobs(name: str) -> None:
+    from baselines.config_options import field_docs
+
+    cls = HEADS[name]
+    assert dataclasses.is_dataclass(cls) and "__dataclass_fields__" in vars(cls)  # declared
+    knobs = [item.name for item in dataclasses.fields(cls) if item.init]
+    assert knobs[:6] == [f.name for f in dataclasses.fields(Head)]  # base knobs first, in order
+    head = make_head(name)
+    head.scratch = 1  # an attribute that is not a field is not part of the head's config
+    config = head.config()
+    assert list(config) == [*RECORD_FIRST, *(k for k in knobs if k not in RECORD_FIRST)]
+    assert all(config[k] == getattr(head, k) for k in knobs if k not in ("teacher_weights",
+                                                                        "context"))
+    documented = set().union(*(field_docs(c) for c in cls.__mro__
+                               if "__dataclass_fields__" in vars(c)))
+    assert set(knobs) <= documented, "every knob has a docstring under its field"
+    assert set(cls.reference) - set(knobs) == {k for k in cls.reference if "." in k}
+
+
+INVALID = [(name, knob, value) for name in TEN
+           for knob, value in (("teacher_weights", "bogus"), ("context", "nowhere"))] + [
+    ("opsd", "loss", "kl"), ("opsd", "beta", 1.5), ("opsd", "loss_temperature", 0.0),
+    ("sdpo", "no_teacher_rows", "drop"), ("sdft", "direction", "sideways"),
+    ("sdft", "skip_tokens", -1), ("agentopsd", "v0", "median"), ("pcsd", "window", 0)]
+
+
+@pytest.mark.parametrize(("name", "knob", "value"), INVALID)
+def test_an_invalid_knob_value_is_a_value_error_naming_the_knob(name, knob, value) -> None:
+    with pytest.raises(ValueError, match=knob):
+        make_head(name, **{knob: value})
+
+
+@pytest.mark.parametrize("name", ["grpo", *TEN])
+def test_an_unknown_knob_is_a_value_error_naming_it_and_the_heads_knobs(name: str) -> None:
+    with pytest.raises(ValueError, match=r"has no knob 'colour' \(its knobs: teacher_weights, "):
+        make_head(name, colour=1)
+    with pytest.raises(TypeError):  # what a bad keyword argument was before (and config checks)
+        make_head(name, colour=1)
+
+
+def test_a_head_class_not_declared_as_a_dataclass_is_refused() -> None:
+    plain = type("PlainHead", (Head,), {"name": "plain_head"})
+    with pytest.raises(ValueError, match="PlainHead must be a Head subclass declared with "
+                                         "@dataclass"):
+        register_head(plain)
+    assert "plain_head" not in HEADS
 
 
 @pytest.mark.parametrize("name", TEN)
