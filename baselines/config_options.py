@@ -33,21 +33,43 @@ def _is_option(hint: Any) -> bool:
 
 
 def head_knobs() -> dict[str, Any]:
-    """``{knob: type hint}`` over every registered head's keyword arguments (``Any`` where two
-    heads disagree on the type)."""
+    """``{knob: type hint}`` over every registered head's knobs (its dataclass fields; ``Any``
+    where two heads disagree on the type)."""
     from baselines.heads import HEADS, Head, available_heads
+    from baselines.heads.base import knob_names
 
     available_heads()  # loads every head module
     knobs: dict[str, Any] = {}
     for cls in [Head, *HEADS.values()]:
-        hints = typing.get_type_hints(cls.__init__)
-        for name, parameter in inspect.signature(cls.__init__).parameters.items():
-            if name == "self" or parameter.kind in (parameter.VAR_KEYWORD,
-                                                    parameter.VAR_POSITIONAL):
-                continue
+        hints = typing.get_type_hints(cls)
+        for name in knob_names(cls):
             hint = hints.get(name, Any)
             knobs[name] = hint if knobs.get(name, hint) == hint else Any
     return knobs
+
+
+def head_knob_help() -> dict[str, str]:
+    """``{knob: help}``: the knob's field docstring (when every head that documents it says the
+    same) and the heads that have it."""
+    from baselines.heads import HEADS, Head, available_heads
+    from baselines.heads.base import knob_names
+
+    docs: dict[str, set[str]] = {}
+    owners: dict[str, list[str]] = {}
+    for cls in [Head, *(HEADS[name] for name in available_heads())]:
+        for knob, doc in field_docs(cls).items():
+            docs.setdefault(knob, set()).add(doc)
+        if cls is not Head:
+            for knob in knob_names(cls):
+                owners.setdefault(knob, []).append(cls.name)
+    every = len(available_heads())
+    helps = {}
+    for knob, names in owners.items():
+        texts = docs.get(knob, set())
+        text = next(iter(texts)) if len(texts) == 1 else "its meaning differs by head"
+        heads = "all" if len(names) == every else ", ".join(names)
+        helps[knob] = f"{text} (heads: {heads}; docs/training.md)"
+    return helps
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -79,9 +101,9 @@ def add_config_options(parser: argparse.ArgumentParser) -> None:
             if _is_option(hint):
                 _add(group, f"{section}.{item.name}", hint, _default_text(item),
                      docs.get(item.name, ""))
+    helps = head_knob_help()
     for knob, hint in sorted(head_knobs().items()):
-        _add(group, f"head.{knob}", hint, "the head's default",
-             "a knob of the teacher heads that have it (see docs/training.md)")
+        _add(group, f"head.{knob}", hint, "the head's default", helps.get(knob, ""))
 
 
 def _default_text(item: dataclasses.Field) -> str:
