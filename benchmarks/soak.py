@@ -1,12 +1,15 @@
 """Soak: step each env for thousands of steps and check that memory, disk and file handles stay
 flat; writes its table into ``benchmarks/RESULTS.md`` (between the ``soak`` markers).
 
-Usage: ``python benchmarks/soak.py [--steps 5000] [--warmup 1000] [--env ID ...]``.
+Usage: ``python benchmarks/soak.py [--steps 5000] [--warmup 1000] [--env ID ...] [--vector N]``.
 
 Each env is stepped by a mixed policy (the expert's next action half the time, else a random
 admissible action or a malformed one), and a fresh env is made for every episode and closed
 after it, as a benchmark worker does across its cells: that is where engines leak (a planner
-library or a JVM per env). Every ``--every`` steps it records this process's resident memory,
+library or a JVM per env). With ``--vector N`` the env runs instead as a synchronous vector env
+of N sub-envs that live for the whole soak and reset themselves onto random tasks (Gymnasium's
+autoreset), as a training rollout does; ``--steps`` then counts sub-env steps. Every ``--every``
+steps it records this process's resident memory,
 the memory of its children (ScienceWorld's JVM), the disk held by deleted-but-mapped files, and
 open file descriptors. This process's memory passes when its growth from the end of the warm-up
 to the end is at most 5%; disk held may grow by at most one file's worth (a pool holds one copy
@@ -75,7 +78,8 @@ def choose(info: dict, rng: random.Random) -> str:
     return rng.choice(["", "look around", "<search>anything</search>", "fly to the moon"])
 
 
-def soak(env_id: str, steps: int, every: int, kwargs: dict) -> list[dict[str, float]]:
+def soak(env_id: str, steps: int, every: int, kwargs: dict, verbose: bool = False
+         ) -> list[dict[str, float]]:
     rng = random.Random(0)
     samples, done_steps, episode = [], 0, 0
     while done_steps < steps:
@@ -89,9 +93,39 @@ def soak(env_id: str, steps: int, every: int, kwargs: dict) -> list[dict[str, fl
                 done_steps += 1
                 if done_steps % every == 0:
                     samples.append({"step": done_steps, **sample()})
+                    if verbose:  # progress of a long soak, and its curve
+                        print(json.dumps({"env": env_id, **samples[-1]}), flush=True)
         finally:
             env.close()
         episode += 1
+    return samples
+
+
+def row(infos: dict, index: int) -> dict:
+    """Sub-env ``index``'s info from a vector env's batched infos (masks dropped)."""
+    return {key: row(value, index) if isinstance(value, dict) else value[index]
+            for key, value in infos.items() if not key.startswith("_")}
+
+
+def soak_vector(env_id: str, steps: int, every: int, kwargs: dict, num_envs: int,
+                verbose: bool = False) -> list[dict[str, float]]:
+    """:func:`soak` on one synchronous vector env of ``num_envs`` sub-envs that live throughout."""
+    rng = random.Random(0)
+    samples, done_steps = [], 0
+    vector = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync", **kwargs)
+    try:
+        _, infos = vector.reset(seed=list(range(num_envs)), options={"split": "train"})
+        while done_steps < steps:
+            actions = tuple(choose(row(infos, i), rng) for i in range(num_envs))
+            _, _, _, _, infos = vector.step(actions)
+            for _ in range(num_envs):
+                done_steps += 1
+                if done_steps % every == 0:
+                    samples.append({"step": done_steps, **sample()})
+                    if verbose:
+                        print(json.dumps({"env": env_id, **samples[-1]}), flush=True)
+    finally:
+        vector.close()
     return samples
 
 
@@ -101,10 +135,13 @@ def growth(samples: list[dict[str, float]], warmup: int, key: str) -> float:
     return (last - first) / first if first else (0.0 if last == first else float("inf"))
 
 
-def table(results: dict[str, list[dict[str, float]]], steps: int, warmup: int, when: str) -> str:
+def table(results: dict[str, list[dict[str, float]]], steps: int, warmup: int, when: str,
+          vector: int = 0) -> str:
+    how = (f"a vector env of {vector} sub-envs living throughout (autoreset onto random tasks)"
+           if vector else "a fresh env per episode")
     lines = [f"## Soak: env steps without leaks ({when})", "",
              f"`python benchmarks/soak.py`: each env stepped {steps} "
-             "times by a mixed policy, a fresh env per episode; growth from the end of the "
+             f"times by a mixed policy, {how}; growth from the end of the "
              f"{warmup}-step warm-up to the end (target ≤ {GROWTH_LIMIT:.0%}; disk held by "
              "deleted-but-mapped files: at most one 34 MB planner copy).", "",
              "| env | RSS MB (after warm-up → end) | growth | children RSS MB | deleted-mapped MB | "
@@ -144,6 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=1000, help="steps before growth is measured")
     parser.add_argument("--every", type=int, default=500, help="steps between samples")
     parser.add_argument("--env", action="append", default=None, help="env ids (default: all installed)")
+    parser.add_argument("--verbose", action="store_true", help="print every sample as a JSON line")
+    parser.add_argument("--vector", type=int, default=0, metavar="N",
+                        help="step a sync vector env of N long-lived sub-envs instead of a fresh "
+                        "env per episode (--steps counts sub-env steps)")
     args = parser.parse_args(argv)
     entries = [e for e in ENVIRONMENTS if e.installed() and (not args.env or e.env_id in args.env)]
     small = {"sdgym/ALFWorld-v0": {"size": "small"}, "sdgym/SearchQA-v0": {"size": "small"},
@@ -152,12 +193,17 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for entry in entries:
         started = time.monotonic()
-        results[entry.env_id] = soak(entry.env_id, args.steps, args.every,
-                                     small.get(entry.env_id, {}))
+        kwargs = small.get(entry.env_id, {})
+        if args.vector:
+            results[entry.env_id] = soak_vector(entry.env_id, args.steps, args.every, kwargs,
+                                                args.vector, args.verbose)
+        else:
+            results[entry.env_id] = soak(entry.env_id, args.steps, args.every, kwargs,
+                                         args.verbose)
         print(json.dumps({"env": entry.env_id, "seconds": round(time.monotonic() - started, 1),
                           "last": results[entry.env_id][-1]}), flush=True)
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    section = table(results, args.steps, args.warmup, when)
+    section = table(results, args.steps, args.warmup, when, args.vector)
     print(section)
     write_results(section)
     return 0

@@ -46,7 +46,13 @@ from typing import Any, ClassVar
 from sdgym.core import EngineStep, InvalidAction, TextEnv
 from sdgym.envs.alfworld import speedups
 from sdgym.envs.alfworld.data_folders import split_folders
-from sdgym.envs.alfworld.engine import close_game, reset_game, start_game, step_game
+from sdgym.envs.alfworld.engine import (
+    close_game,
+    release_interned,
+    reset_game,
+    start_game,
+    step_game,
+)
 from sdgym.envs.alfworld.expert import Expert
 from sdgym.envs.alfworld.game_io import GameFiles, read_game
 from sdgym.envs.alfworld.generator import load_generated
@@ -101,8 +107,10 @@ class ALFWorldEnv(TextEnv):
 
     def _start_task(self, split: str, task_index: int) -> str:
         key = (canonical_split(split), task_index)
-        if key != self._loaded_key:
+        loaded = key != self._loaded_key
+        if loaded:
             self._loaded_key = None  # a failed load is retried on the next reset
+            self._state = None  # the old game's last state holds its facts
             if self._folders is not None:
                 self._files = read_game(self._folders[key[0]][task_index])
             else:
@@ -117,6 +125,8 @@ class ALFWorldEnv(TextEnv):
         assert self._expert is not None
         self._expert.reset()
         self._state = reset_game(self._game, fast=self.fast)
+        if loaded:  # the reset dropped the engine's last states of the previous game: its facts
+            release_interned()  # leave TextWorld's interning table (engine.release_interned)
         return str(self._state.feedback)
 
     def _engine_step(self, command: str) -> EngineStep:
@@ -165,9 +175,11 @@ class ALFWorldEnv(TextEnv):
             return self._expert.plan(self._game.unwrapped, self._admissible_actions())
 
     def _close_game(self) -> None:
-        if self._game is not None:
-            close_game(self._game)  # its libdownward copy goes back to the process's pool
-        self._game, self._loaded_key = None, None
+        game, self._game, self._state, self._loaded_key = self._game, None, None, None
+        if game is not None:
+            close_game(game)  # its libdownward copy goes back to the process's pool
+            del game  # unreachable now, so its facts leave TextWorld's interning table
+            release_interned()
 
 
 def _privileged_text(task_type: str, params: dict[str, Any], plan: list[str]) -> str:
