@@ -1,6 +1,7 @@
 """Build and cache a tiny Qwen3-architecture causal LM for offline tests.
 
-The model is randomly initialised (about 0.5M parameters with the defaults) and comes
+The model is randomly initialised (about 0.5M parameters with the defaults; the named sizes the
+shipped warm starts use are in :mod:`agents.model_sizes`) and comes
 with a byte-level BPE tokenizer trained locally with the ``tokenizers`` library, ChatML
 special tokens and a ChatML chat template. Everything is saved with ``save_pretrained`` so
 that ``AutoTokenizer.from_pretrained(path)`` and ``AutoModelForCausalLM.from_pretrained(path)``

@@ -97,7 +97,10 @@ def packaged_config(name: str) -> Any:
 @cache
 def model_shape(model: str, tiny: tuple[tuple[str, Any], ...] = ()) -> ModelShape:
     """The shape of ``TrainConfig.model.name`` (``tiny``: ``TrainConfig.model.tiny`` items), from its
-    folder's or the local hub cache's ``config.json``, else the shipped config of that name."""
+    folder's or the local hub cache's ``config.json``, else the shipped config of that name, else,
+    for a sized warm start not built yet (``searchqa-hasty-sft-tiny-l``), its size's tiny shape
+    (:data:`agents.model_sizes.MODEL_SIZES`)."""
+    from agents.model_sizes import MODEL_SIZES, size_suffix
     from agents.tiny_model import tiny_model_config
     from agents.warm_starts import resolve_model
 
@@ -109,7 +112,8 @@ def model_shape(model: str, tiny: tuple[tuple[str, Any], ...] = ()) -> ModelShap
 
         config = AutoConfig.from_pretrained(resolve_model(model))
     except (OSError, ValueError):
-        config = packaged_config(model)
+        size = size_suffix(model)
+        config = tiny_model_config(**MODEL_SIZES[size]) if size else packaged_config(model)
     return shape_from_config(config, model)
 
 

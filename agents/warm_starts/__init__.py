@@ -26,8 +26,8 @@ from agents.prompts import PromptLimits
 from agents.warm_starts.model_card import RECORD_FILE, write_model_card
 
 HERE = Path(__file__).parent
-__all__ = ["RECORD_FILE", "export_warm_start", "resolve_model", "shipped_warm_starts",
-           "warm_start_record", "write_model_card"]
+__all__ = ["RECORD_FILE", "export_warm_start", "model_size", "resolve_model",
+           "shipped_warm_starts", "warm_start_record", "write_model_card"]
 
 
 def shipped_warm_starts() -> dict[str, Path]:
@@ -67,6 +67,36 @@ def _in_hub_cache(repo_id: str) -> bool:
     except ImportError:  # pragma: no cover - comes with transformers
         return False
     return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+
+
+def model_size(model: str, tiny: dict[str, Any] | None = None) -> str:
+    """The size label of ``model`` (a ``TrainConfig.model.name``; ``tiny``: its ``model.tiny``
+    shape), the model-size half of a benchmark setting: for a tiny model (``"tiny"``, or a
+    folder or shipped warm start whose ``config.json`` has the tiny models' 4 heads and 2 KV
+    heads) its :data:`agents.model_sizes.MODEL_SIZES` name (:func:`~agents.model_sizes.
+    tiny_size_label`); for a warm start not built yet, the size its name ends with
+    (``searchqa-hasty-sft-tiny-l``); for any other model its name without the organisation
+    (``Qwen/Qwen3.5-2B`` -> ``Qwen3.5-2B``)."""
+    import inspect
+
+    from agents.model_sizes import size_suffix, tiny_size_label
+    from agents.tiny_model import build_tiny_model
+
+    if model == "tiny":
+        defaults = inspect.signature(build_tiny_model).parameters
+        shape = {key: (tiny or {}).get(key, defaults[key].default)
+                 for key in ("hidden_size", "num_layers")}
+        return tiny_size_label(shape["hidden_size"], shape["num_layers"])
+    try:
+        config_file = Path(resolve_model(model)) / "config.json"
+    except ValueError:
+        config_file = None
+    if config_file is not None and config_file.is_file():
+        config = json.loads(config_file.read_text())
+        config = config.get("text_config") or config
+        if (config.get("num_attention_heads"), config.get("num_key_value_heads")) == (4, 2):
+            return tiny_size_label(config["hidden_size"], config["num_hidden_layers"])
+    return size_suffix(model) or model.rstrip("/").split("/")[-1]
 
 
 def warm_start_record(model: str) -> dict[str, Any]:
@@ -126,7 +156,7 @@ def export_warm_start(source: Path, target: Path, record: dict[str, Any]) -> Pat
             add_prompt_format(staging, config["env_id"], PromptLimits.from_dict(limits))
         record = {**record, "weights_sha256": weights_digest(staging)}
         (staging / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n")
-        write_model_card(staging)  # README.md: the Hugging Face model card, from the record
+        write_model_card(staging, target.name)  # README.md: the model card, from the record
         for path in [staging, *staging.iterdir()]:  # mkdtemp's 0700 would follow the folder around
             path.chmod(0o755 if path.is_dir() else 0o644)
         if target.exists():

@@ -137,12 +137,14 @@ def model_card(name: str, record: dict[str, Any], shape: dict[str, int]) -> str:
     return "\n".join(front + lines)
 
 
-def write_model_card(folder: str | Path) -> Path:
-    """Write ``README.md`` into the warm-start ``folder`` from its record; return its path."""
+def write_model_card(folder: str | Path, name: str | None = None) -> Path:
+    """Write ``README.md`` into the warm-start ``folder`` from its record; return its path.
+    ``name``: the warm start's name (default: the folder's; an export names its target while it
+    writes into a staging folder)."""
     folder = Path(folder)
     record = json.loads((folder / RECORD_FILE).read_text())
     path = folder / CARD_FILE
-    path.write_text(model_card(folder.name, record, model_shape(folder)))
+    path.write_text(model_card(name or folder.name, record, model_shape(folder)))
     return path
 
 

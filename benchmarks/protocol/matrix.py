@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from baselines.config import preset_path, read_preset
 from baselines.typecheck import check_fields
-from benchmarks.protocol.merge import PLAN_FILE
+from benchmarks.protocol.merge import PLAN_FILE, SIZES_KEY
 from sdgym.cache import atomic_write_text, ran_out_of_disk
 from sdgym.registration import all_environments, implemented
 
@@ -290,9 +290,30 @@ def run_cell(cell: Cell, preset: BenchmarkPreset, out: Path) -> dict[str, Any]:
         finally:
             trainer.close()
         record = {**summary, **test, "policy": cell.method, "model_name": config.model.name}
+    if cell.kind != "baseline":  # the model-size half of the cell's setting (merge.setting_of)
+        from agents.warm_starts import model_size
+
+        record["model_size"] = model_size(config.model.name, config.model.tiny)
     record.update(kind=cell.kind, env_id=cell.env_id, method=cell.method, seed=cell.seed,
                   cell=cell.key, wall_seconds=time.perf_counter() - started)
     return record
+
+
+def model_sizes(preset: BenchmarkPreset) -> dict[str, str]:
+    """``{env id: model size}`` of the preset's trained envs (:func:`agents.warm_starts.
+    model_size` of each env's training preset; an env whose training preset does not load is
+    left out: its cells fail and say why)."""
+    from agents.warm_starts import model_size
+    from baselines.config import load_preset
+
+    sizes = {}
+    for env_id in preset.envs:
+        try:
+            model = load_preset(preset.train_presets.get(env_id, preset.train_preset)).model
+        except (OSError, ValueError):
+            continue
+        sizes[env_id] = model_size(model.name, model.tiny)
+    return sizes
 
 
 CellRunner = Callable[["Cell", BenchmarkPreset, Path], dict[str, Any]]
@@ -340,7 +361,8 @@ def run_matrix(
     pending = []
     fingerprint = preset_fingerprint(preset)
     _write_json(out / PLAN_FILE, {"preset": preset.name, "preset_fingerprint": fingerprint,
-                                  "cells": [cell.key for cell in cells]})
+                                  "cells": [cell.key for cell in cells],
+                                  SIZES_KEY: model_sizes(preset)})
     for cell in cells:
         done = out / "cells" / cell.key / "result.json"
         record = json.loads(done.read_text()) if done.exists() else None

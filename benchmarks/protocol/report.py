@@ -22,6 +22,13 @@ from typing import Any
 from baselines.heads import available_heads
 from baselines.metrics import largest_drop
 from benchmarks.protocol.figures import draw_figures
+from benchmarks.protocol.merge import (
+    env_sizes,
+    record_size,
+    report_settings,
+    setting_order,
+    size_order,
+)
 from benchmarks.protocol.premise import PREMISE_KIND, premise_table_lines, unmet_heads
 from benchmarks.protocol.report_html import write_html_report
 from benchmarks.protocol.statistics import (
@@ -84,18 +91,24 @@ def _mean_curve(group: list[dict[str, Any]]) -> list[tuple[float, float, float, 
 
 
 def summarise(records: list[dict[str, Any]], cost_measure: str | None = None,
-              ) -> dict[str, dict[str, dict[str, Any]]]:
-    """``{env: {method: row}}``: one row per method, its training seeds pooled. ``cost`` and
-    ``cost_ratio`` are on ``cost_measure`` (a :data:`COST_MEASURES` key; default
-    :func:`default_cost_measure`); every row also has its FLOP, CPU-second and wall ratios."""
+              sizes: dict[str, list[str]] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{setting: {method: row}}``: one row per method, its training seeds pooled; a setting is an
+    env × a model size, keyed as :func:`benchmarks.protocol.merge.report_settings` names it (the
+    env id where the env ran at one size), each row carrying its ``env_id`` and ``size``.
+    ``cost`` and ``cost_ratio`` are on ``cost_measure`` (a :data:`COST_MEASURES` key; default
+    :func:`default_cost_measure`); every row also has its FLOP, CPU-second and wall ratios.
+    ``sizes``: the report's :func:`~benchmarks.protocol.merge.env_sizes` (default: those of
+    ``records``)."""
     measure = cost_measure or default_cost_measure(records)
     if measure not in COST_MEASURES:
         raise ValueError(f"unknown cost measure {measure!r}; choose one of {sorted(COST_MEASURES)}")
     cells: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    sizes = env_sizes(records) if sizes is None else sizes
     for record in records:
-        cells[(record["env_id"], record["method"])].append(record)
+        for setting in report_settings(record, sizes):
+            cells[(setting, record["method"])].append(record)
     table: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for (env_id, method), group in cells.items():
+    for (setting, method), group in cells.items():
         matrix = score_matrix(group)
         final, iqm = _final(group, matrix)
         curve = _mean_curve(group)
@@ -106,8 +119,10 @@ def summarise(records: list[dict[str, Any]], cost_measure: str | None = None,
             means[key] = statistics.fmean(values) if values else None
         per_seed_drop = [largest_drop([v for _, v in r["validation"]]) for r in group
                          if r.get("validation")]
-        table[env_id][method] = {
-            "kind": group[0]["kind"],
+        env_id = group[0]["env_id"]
+        table[setting][method] = {
+            "kind": group[0]["kind"], "env_id": env_id,
+            "size": setting.partition("@")[2] or (sizes.get(env_id) or [record_size(group[0])])[0],
             "model": group[0].get("model_name", "tiny" if group[0]["kind"] != "baseline" else "-"),
             "final": final, "iqm": iqm, "matrix": matrix,
             "final_mean": final.point,
@@ -195,7 +210,7 @@ def rl_effect_lines(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     """Whether RL did something measurable: GRPO against its own warm start (the ``sft-start``
     row), paired on the same training seeds and test tasks."""
     parts = []
-    for env_id, rows in sorted(table.items()):
+    for env_id, rows in sorted(table.items(), key=lambda item: setting_order(item[0])):
         grpo, start = rows.get("grpo", {}).get("matrix"), rows.get("sft-start", {}).get("matrix")
         pair = paired(grpo, start) if grpo is not None and start is not None else None
         if pair is None:
@@ -226,7 +241,7 @@ def power_lines(table: dict[str, dict[str, dict[str, Any]]], compared: list[Comp
     """The widest intervals of this run against the targets the panel sizes aim for (per
     setting when there are several)."""
     per_env = {env_id: _env_power(rows, [c for c in compared if c.env_id == env_id])
-               for env_id, rows in sorted(table.items())}
+               for env_id, rows in sorted(table.items(), key=lambda item: setting_order(item[0]))}
     finals = [f for f, _ in per_env.values() if f is not None]
     differences = [d for _, d in per_env.values() if d is not None]
     if not finals:
@@ -267,40 +282,47 @@ def panel_line(rows: dict[str, dict[str, Any]]) -> str:
 
 def settings_table_lines(table: dict[str, dict[str, dict[str, Any]]],
                          compared: list[Comparison]) -> list[str]:
-    """Methods × settings, the layout of the paper's Tables 2 and 3: final test success [95% CI]
+    """Methods × settings, the layout of the paper's Tables 2 and 3: one column per env, one block
+    of rows per model size (its ``size`` column; smallest first), final test success [95% CI]
     and Δ vs GRPO; the best final per setting in bold, ↑ / ↓ where the paired interval is above /
     below 0."""
-    envs = sorted(env for env, rows in table.items() if "grpo" in rows)
-    if not envs:
+    settings = {(next(iter(rows.values()))["env_id"], next(iter(rows.values()))["size"]): key
+                for key, rows in table.items() if "grpo" in rows}
+    if not settings:
         return []
+    envs = sorted({env for env, _ in settings})
+    sizes = sorted({size for _, size in settings}, key=size_order)
     by_method = {(c.env_id, c.method): c for c in compared}
-    methods = sorted({m for env in envs for m, r in table[env].items()
-                      if r["kind"] in ("train", "start")},
-                     key=lambda m: (m != "sft-start", m != "grpo", m))
-    best = {env: max(r["final"].point for r in table[env].values() if r["kind"] == "train")
-            for env in envs}
+    best = {key: max(r["final"].point for r in table[key].values() if r["kind"] == "train")
+            for key in settings.values()}
     lines = ["## All settings", "",
-             "| method | " + " | ".join(env.split("/")[-1] for env in envs) + " |",
-             "|---|" + "---|" * len(envs)]
-    for method in methods:
-        cells = []
-        for env in envs:
-            row = table[env].get(method)
-            if row is None:
-                cells.append("–")
-                continue
-            text = _fmt_interval(row["final"])
-            if row["kind"] == "train" and row["final"].point == best[env]:
-                text = f"**{text}**"
-            c = by_method.get((env, method))
-            if c is not None:
-                mark = {"beats": " ↑", "worse": " ↓", "tie": ""}[c.verdict]
-                text += f" (Δ {c.difference.fmt(3, True)}{mark})"
-            cells.append(text)
-        lines.append(f"| {method} | " + " | ".join(cells) + " |")
-    return lines + ["", "Final test success [95% CI] (Δ vs GRPO, paired [95% CI]); bold: the best "
-                    "trained method of the setting; ↑ / ↓: the paired interval excludes 0 "
-                    "(better / worse than GRPO). sft-start: the warm start before training.", ""]
+             "| size | method | " + " | ".join(env.split("/")[-1] for env in envs) + " |",
+             "|---|---|" + "---|" * len(envs)]
+    for size in sizes:
+        keys = [settings.get((env, size)) for env in envs]
+        methods = sorted({m for key in keys if key for m, r in table[key].items()
+                          if r["kind"] in ("train", "start")},
+                         key=lambda m: (m != "sft-start", m != "grpo", m))
+        for method in methods:
+            cells = []
+            for key in keys:
+                row = table[key].get(method) if key else None
+                if row is None:
+                    cells.append("–")
+                    continue
+                text = _fmt_interval(row["final"])
+                if row["kind"] == "train" and row["final"].point == best[key]:
+                    text = f"**{text}**"
+                c = by_method.get((key, method))
+                if c is not None:
+                    mark = {"beats": " ↑", "worse": " ↓", "tie": ""}[c.verdict]
+                    text += f" (Δ {c.difference.fmt(3, True)}{mark})"
+                cells.append(text)
+            lines.append(f"| {size} | {method} | " + " | ".join(cells) + " |")
+    return lines + ["", "Final test success [95% CI] (Δ vs GRPO, paired [95% CI]); size: the model "
+                    "size of the setting (agents.model_sizes); bold: the best trained method of "
+                    "the setting; ↑ / ↓: the paired interval excludes 0 (better / worse than "
+                    "GRPO). sft-start: the warm start before training.", ""]
 
 
 def _other_ratios(row: dict[str, Any], measure: str) -> str:
@@ -337,12 +359,15 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
     a :data:`COST_MEASURES` key (default :func:`default_cost_measure`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    premises = {r["env_id"]: r for r in result["records"] if r.get("kind") == PREMISE_KIND}
+    sizes = env_sizes(result["records"])  # premise cells count: a premise-only run has a size
+    premises = {report_settings(r, sizes)[0]: r for r in result["records"]
+                if r.get("kind") == PREMISE_KIND}
     records = [r for r in result["records"] if r.get("kind") != PREMISE_KIND]
     key = cost_measure or default_cost_measure(records)
-    table = summarise(records, key)
+    table = summarise(records, key, sizes)
     methods = sorted({r["method"] for r in records if r.get("kind") == "train"})
-    unmet = unmet_heads(premises.values(), methods)
+    unmet = {(setting, head) for setting, record in premises.items()
+             for _, head in unmet_heads([record], methods)}
     compared = comparisons(table)
     by_method = {(c.env_id, c.method): c for c in compared}
     measure = COST_MEASURES[key][0]
@@ -359,7 +384,7 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
               "Process CPU seconds are measured and move with machine load (up to ±20% per "
               "cell on a shared CPU); wall seconds move more.", ""]
     lines += settings_table_lines(table, compared) if len(table) > 1 else []
-    for env_id in sorted(table):
+    for env_id in sorted(table, key=setting_order):
         rows = table[env_id]
         lines += [f"## {env_id}", "", panel_line(rows), "",
                   "| method | kind | model | seeds × tasks × rollouts | final success [95% CI] | "
@@ -382,10 +407,10 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
                 f"{_fmt(row['largest_drop'], 2)} | {_fmt_cost(row['cost'])} | "
                 f"{_fmt(row['cost_ratio'], 2)} | {_other_ratios(row, key)} |")
         lines.append("")
-        lines += action_share_lines([r for r in records if r.get("env_id") == env_id])
+        lines += action_share_lines([r for r in records if env_id in report_settings(r, sizes)])
         if env_id in premises:
             lines += premise_table_lines(premises[env_id], methods)
-    for env_id in sorted(set(premises) - set(table)):  # a premise-only run (cpu-premise)
+    for env_id in sorted(set(premises) - set(table), key=setting_order):  # a premise-only run (cpu-premise)
         lines += [f"## {env_id}", "", *premise_table_lines(premises[env_id],
                                                           methods or available_heads())]
     missing = result.get("failures", []) + [{"cell": n, "error": ""} for n in result.get("notes", [])]

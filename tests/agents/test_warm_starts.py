@@ -48,18 +48,29 @@ SHIPPED = [("searchqa-easy-sft", "searchqa-warm-start", "sdgym/SearchQA-v0"),
            ("scienceworld-easy-sft", "scienceworld-warm-start", "sdgym/ScienceWorld-v0")]
 """Each shipped warm start, the preset that rebuilds it, and its env."""
 
+SIZED = [(f"{name}-{size}", f"{recipe}-{size}", env_id) for size in ("tiny-s", "tiny-l")
+         for name, recipe, env_id in SHIPPED[:4]]
+"""The sized Search-QA and WebShop warm starts of the model-scale axis (#41), shipped once built
+(``sdgym sft --preset <recipe> --export agents/warm_starts/<name>``; docs/scaling.md)."""
+
 
 def test_every_shipped_warm_start_has_a_recipe_here() -> None:
-    assert sorted(shipped_warm_starts()) == sorted(name for name, _, _ in SHIPPED)
+    shipped = set(shipped_warm_starts())
+    assert {name for name, _, _ in SHIPPED} <= shipped
+    assert shipped <= {name for name, _, _ in SHIPPED + SIZED}
 
 
-@pytest.mark.parametrize(("name", "recipe", "env_id"), SHIPPED)
+@pytest.mark.parametrize(("name", "recipe", "env_id"), SHIPPED + SIZED)
 def test_shipped_warm_start_loads_in_float32_with_its_recipe(name: str, recipe: str,
                                                             env_id: str) -> None:
-    from agents.warm_starts import weights_digest
+    from agents.warm_starts import model_size, weights_digest
     from baselines.config import from_dict, load_preset, sft_inputs
     from baselines.warm_start import sft_cache_key
 
+    if name not in shipped_warm_starts():
+        pytest.skip(f"{name} is not built yet")
+    assert model_size(name) == model_size(load_preset(recipe).model.name,
+                                          load_preset(recipe).model.tiny)  # the recipe's size
     record = warm_start_record(name)
     assert record["command"] == f"sdgym sft --preset {recipe} --export agents/warm_starts/{name}"
     assert record["config"]["env_id"] == env_id
@@ -86,6 +97,7 @@ def test_export_writes_float16_and_replaces_the_target(tmp_path: Path) -> None:
     assert not (target / "stale.txt").exists()
     assert json.loads((target / RECORD_FILE).read_text()) == {
         "command": "demo", "weights_sha256": weights_digest(target)}
+    assert "\n# demo-sft\n" in (target / "README.md").read_text()  # its name, not the staging's
     assert [p.name for p in target.parent.iterdir()] == ["demo-sft"]  # no staging folder left
     original, tokenizer = load_model(source)
     exported, _ = load_model(target)

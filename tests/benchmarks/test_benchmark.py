@@ -125,6 +125,20 @@ def test_matrix_skips_finished_cells_and_records_failures(tmp_path) -> None:
     assert "(target ±0.05)" in power and "targets not met" in power  # 40 tasks cannot give ±0.05
 
 
+def test_the_plan_records_the_model_size_of_each_trained_env(tmp_path) -> None:
+    """plan.json names each trained env's model size, so a merge knows the setting of cells
+    that never finished (#41)."""
+    preset = BenchmarkPreset(name="t", train_preset="cpu-smoke",
+                             envs=["sdgym/SearchQA-v0", "sdgym/WebShop-v0"], methods=["broken"],
+                             seeds=[0], retries=0,
+                             train_presets={"sdgym/WebShop-v0": "cpu-mini-webshop-tiny-l"})
+    run_matrix(preset, tmp_path, runner=lambda cell, preset, out: _fake_runner(
+        Cell("train", cell.env_id, "broken", 0), preset, out))  # every cell fails at once
+    plan_file = json.loads((tmp_path / "plan.json").read_text())
+    assert plan_file["model_sizes"] == {"sdgym/SearchQA-v0": "tiny-96x3",
+                                        "sdgym/WebShop-v0": "tiny-l"}
+
+
 def test_matrix_reruns_cells_made_under_other_settings(tmp_path) -> None:
     preset = BenchmarkPreset(name="t", train_preset="cpu-smoke", envs=["sdgym/SearchQA-v0"],
                              methods=["grpo"], seeds=[0])
@@ -236,6 +250,7 @@ def test_cpu_smoke_benchmark_end_to_end(smoke_run) -> None:
         assert record["auc"] == pytest.approx(_auc(record["validation"], horizon), abs=1e-9)
         line = next(x for x in report.splitlines() if x.startswith(f"| {record['method']} |"))
         assert record["model_name"] == "tiny" and line.split(" | ")[2] == "tiny"
+        assert record["model_size"] == "tiny-96x3"  # the test model's shape: one size, bare keys
         mean = sum(o["success"] for o in record["outcomes"]) / len(record["outcomes"])
         assert f"{mean:.3f} [" in line and f"{record['auc']:.3f}" in line
         assert record["train_cpu_seconds"] > 0

@@ -107,3 +107,66 @@ def test_methods_all_is_every_shipped_head_in_table_order_and_keeps_the_fingerpr
     listed = load_benchmark_preset(str(tmp_path / "listed" / "m-bench.toml"))
     assert everything.methods == names
     assert preset_fingerprint(everything) == preset_fingerprint(listed)
+
+
+SIZED_SETTINGS = {"tiny-s": {"sdgym/SearchQA-v0": ["cpu-mini-tiny-s"],
+                             "sdgym/WebShop-v0": ["cpu-webshop-tiny-s"]},
+                  "tiny-l": {"sdgym/SearchQA-v0": ["cpu-mini-tiny-l"],
+                             "sdgym/WebShop-v0": ["cpu-webshop-tiny-l", "cpu-webshop-tiny-l-2",
+                                                  "cpu-webshop-tiny-l-3"]}}
+"""#41: each setting (env × model size) of the model-scale axis, and the presets that run it."""
+
+
+@pytest.mark.parametrize("size", sorted(SIZED_SETTINGS))
+def test_each_sized_setting_runs_every_method_on_three_seeds_under_cpu_powers_protocol(
+        size: str, tmp_path) -> None:
+    """A sized setting's presets (the tiny-l WebShop one in three parts) train GRPO and the eleven
+    heads on three seeds, each method once, with cpu-power's training config for that env but for
+    the model, and no reference baselines (cpu-mini's and cpu-power's serve every size)."""
+    from baselines.heads import shipped_heads
+    from benchmarks.protocol.matrix import Cell, cell_config, model_sizes
+
+    power = load_benchmark_preset("cpu-power")
+    for env_id, names in SIZED_SETTINGS[size].items():
+        presets = [load_benchmark_preset(name) for name in names]
+        methods = [m for preset in presets for m in preset.methods]
+        assert sorted(methods) == sorted(shipped_heads())
+        for preset in presets:
+            assert preset.envs == [env_id] and preset.seeds == [0, 1, 2] and not preset.premise
+            assert preset.baseline_envs == [] and model_sizes(preset) == {env_id: size}
+            cell = Cell("train", env_id, "grpo", 1)
+            sized, base = cell_config(cell, preset, tmp_path), cell_config(cell, power, tmp_path)
+            assert sized.model.name.endswith(f"-{size}")
+            sized.model.name = base.model.name
+            assert sized == base
+
+
+@pytest.mark.parametrize("size", sorted(SIZED_SETTINGS))
+def test_each_size_measures_its_warm_starts_premise_like_cpu_premise(size: str, tmp_path) -> None:
+    from benchmarks.protocol.matrix import Cell, cell_config, model_sizes, plan
+
+    sized, base = load_benchmark_preset(f"cpu-premise-{size}"), load_benchmark_preset("cpu-premise")
+    assert [c.key for c in plan(sized)[0]] == [c.key for c in plan(base)[0]]  # premise cells only
+    assert (sized.premise_episodes, sized.premise_pool_seeds) == (base.premise_episodes,
+                                                                  base.premise_pool_seeds)
+    assert model_sizes(sized) == {env_id: size for env_id in base.envs}
+    for env_id in base.envs:
+        cell = Cell("premise", env_id, "premise", 0)
+        config = cell_config(cell, sized, tmp_path)
+        config.model.name = cell_config(cell, base, tmp_path).model.name
+        assert config == cell_config(cell, base, tmp_path)
+
+
+def test_the_model_size_suite_covers_both_sizes_of_both_envs(capsys, tmp_path) -> None:
+    from benchmarks.protocol.suite import load_suite
+    from sdgym.cli import main
+
+    suite = load_suite("cpu-model-sizes")
+    assert sorted(suite.parts) == sorted(
+        [f"cpu-premise-{size}" for size in SIZED_SETTINGS]
+        + [name for envs in SIZED_SETTINGS.values() for names in envs.values() for name in names])
+    # a dry run plans and prints the memory plan before any sized warm start is built
+    assert main(["benchmark", "--preset", "cpu-webshop-tiny-l", "--dry-run",
+                 "--out", str(tmp_path / "o")]) == 0
+    printed = capsys.readouterr().out
+    assert "memory plan: webshop-easy-sft-tiny-l" in printed and "(fits)" in printed

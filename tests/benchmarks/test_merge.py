@@ -18,7 +18,8 @@ METHODS = ("grpo", "sdar", "opsd")
 
 
 def _record(env_id: str, method: str, seed: int, *, kind: str = "train", steps: int = 8,
-            model: str = "warm", tasks: int = 30, split: str = "easy_test") -> dict:
+            model: str = "warm", tasks: int = 30, split: str = "easy_test",
+            size: str | None = None) -> dict:
     rate = {"grpo": 0.4, "sdar": 0.8, "opsd": 0.1, "sft-start": 0.3}[method]
     outcomes = [{"task_index": t, "task_id": f"t{t}", "rollout_seed": r,
                  "success": (t * 7 + r * 3 + seed) % 10 < rate * 10, "score": 0.0}
@@ -29,19 +30,25 @@ def _record(env_id: str, method: str, seed: int, *, kind: str = "train", steps: 
     name = env_id.split("/")[-1]
     cell = (f"start-{name}-sft-start-seed{seed}" if kind == "start"
             else f"train-{name}-{method}-seed{seed}")
+    sized = {} if size is None else {"model_size": size}  # None: a record made before the axis
     return {"kind": kind, "env_id": env_id, "method": method, "seed": seed, "cell": cell,
             "outcomes": outcomes, "success_per_seed": per_seed, "split": split, "seeds": [0, 1],
             "steps": steps if kind == "train" else 0, "model_name": model, "val_split": "easy_val",
             "validation": curve, "auc": 0.5 if curve else None,
             "train_flops_estimate": {"grpo": 2e9, "sdar": 3e9, "opsd": 1e9}.get(method),
-            "train_seconds": 10.0, "train_cpu_seconds": 9.0}
+            "train_seconds": 10.0, "train_cpu_seconds": 9.0, **sized}
 
 
 def _run_folder(root: Path, name: str, env_id: str, methods=METHODS, seeds=(0, 1), planned=(),
-                failed=(), **protocol) -> Path:
+                failed=(), baselines=(), plan_sizes=None, **protocol) -> Path:
     folder = root / name
     records = [_record(env_id, "sft-start", s, kind="start", **protocol) for s in seeds]
     records += [_record(env_id, m, s, **protocol) for m in methods for s in seeds]
+    for algo in baselines:  # a reference baseline: no model, no model size
+        baseline = {**_record(env_id, "grpo", 0, kind="baseline"), "method": algo,
+                    "cell": f"baseline-{env_id.split('/')[-1]}-{algo}-seed0"}
+        del baseline["model_name"]
+        records.append(baseline)
     for record in records:
         (folder / "cells" / record["cell"]).mkdir(parents=True)
         (folder / "cells" / record["cell"] / "result.json").write_text(json.dumps(record))
@@ -49,8 +56,10 @@ def _run_folder(root: Path, name: str, env_id: str, methods=METHODS, seeds=(0, 1
         (folder / "cells" / key).mkdir(parents=True)
         (folder / "cells" / key / "failure.json").write_text(
             json.dumps({"cell": key, "errors": ["Traceback ...\nRuntimeError: boom\n"]}))
-    (folder / PLAN_FILE).write_text(json.dumps(
-        {"cells": [r["cell"] for r in records] + list(failed) + list(planned)}))
+    plan = {"cells": [r["cell"] for r in records] + list(failed) + list(planned)}
+    if plan_sizes is not None:
+        plan["model_sizes"] = plan_sizes
+    (folder / PLAN_FILE).write_text(json.dumps(plan))
     return folder
 
 
@@ -124,6 +133,73 @@ def test_missing_cells_from_records_alone() -> None:
                                       "train-WebShop-v0-sdar-seed0"]
 
 
+def test_a_setting_is_an_env_at_a_model_size(tmp_path) -> None:
+    """#41: folders of one env at three model sizes merge into three settings (each its own
+    warm start and budget; no cell is taken for another size's), the env at one size keeps its
+    bare name, and the all-settings table has a size column, one block of rows per size."""
+    tiny = _run_folder(tmp_path, "tiny", "sdgym/ALFWorld-v0", baselines=("random",))  # archived
+    small = _run_folder(tmp_path, "s", "sdgym/ALFWorld-v0", methods=("grpo", "sdar"),
+                        model="warm-tiny-s", size="tiny-s", steps=4)
+    large = _run_folder(tmp_path, "l", "sdgym/ALFWorld-v0", model="warm-tiny-l", size="tiny-l")
+    other = _run_folder(tmp_path, "sw", "sdgym/ScienceWorld-v0", size="tiny")
+    result = merge_runs([tiny, small, large, other])
+    assert len(result["records"]) == 1 + 2 * (1 + 3) + 2 * (1 + 2) + 2 * (1 + 3) * 2
+    assert not any("several folders" in note for note in result["notes"])
+    assert sorted(result["missing"]) == ["train-ALFWorld-v0-opsd-seed0@tiny-s",
+                                         "train-ALFWorld-v0-opsd-seed1@tiny-s"]
+    out = tmp_path / "merged"
+    assert main(["report", str(tiny), str(small), str(large), str(other), "--out", str(out)]) == 1
+    report = (out / "report.md").read_text()
+    headings = ["sdgym/ALFWorld-v0@tiny-s", "sdgym/ALFWorld-v0@tiny", "sdgym/ALFWorld-v0@tiny-l",
+                "sdgym/ScienceWorld-v0"]
+    at = [report.find(f"\n## {heading}\n") for heading in headings]
+    assert -1 not in at and at == sorted(at), at  # by env, then smallest size first
+    assert "4 setting(s)" in report and "train-ALFWorld-v0-opsd-seed1@tiny-s" in report
+    assert (out / "curves-ALFWorld-v0@tiny-l.png").exists()
+    table = report.split("## All settings")[1].split("\n## ")[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    assert rows[0] == "| size | method | ALFWorld-v0 | ScienceWorld-v0 |"
+    sizes = [row.split(" | ")[0].lstrip("| ") for row in rows[1:]]
+    assert sizes == ["tiny-s"] * 3 + ["tiny"] * 4 + ["tiny-l"] * 4  # smallest first
+    assert rows[1].startswith("| tiny-s | sft-start | ") and rows[1].endswith(" | – |")
+    assert "| tiny | sdar | **" in table and "| tiny-l | sdar | **" in table  # best per setting
+    for size in ("tiny-s", "tiny", "tiny-l"):  # the baseline is in every setting of its env
+        section = report.split(f"## sdgym/ALFWorld-v0@{size}\n")[1].split("\n## ")[0]
+        assert "\n| random | baseline |" in section
+
+
+def test_one_size_in_two_folders_must_agree_and_their_cells_keep_their_size(tmp_path) -> None:
+    a = _run_folder(tmp_path, "a", "sdgym/WebShop-v0", methods=("grpo",), size="tiny-l",
+                    failed=["train-WebShop-v0-sdar-seed0"])
+    b = _run_folder(tmp_path, "b", "sdgym/WebShop-v0", methods=("sdar",), size="tiny-l", steps=16)
+    with pytest.raises(ValueError, match=re.escape("WebShop-v0@tiny-l: budget (steps) differs")):
+        merge_runs([a, b])
+    b = _run_folder(tmp_path, "c", "sdgym/WebShop-v0", methods=("opsd",), size="tiny-l")
+    result = merge_runs([a, b])  # the two parts of one setting, as cpu-webshop-tiny-l's
+    assert result["failures"] == [{"cell": "train-WebShop-v0-sdar-seed0@tiny-l",
+                                   "error": "RuntimeError: boom"}]
+    assert "start-WebShop-v0-sft-start-seed0@tiny-l: in several folders, taken from the first" \
+        in result["notes"]
+    # a folder with no record of its env still plans at its size (plan.json's model_sizes)
+    empty = tmp_path / "empty"
+    (empty / "cells").mkdir(parents=True)
+    (empty / PLAN_FILE).write_text(json.dumps({"cells": ["train-WebShop-v0-rlsd-seed0"],
+                                               "model_sizes": {"sdgym/WebShop-v0": "tiny-l"}}))
+    result = merge_runs([a, empty])
+    assert "train-WebShop-v0-rlsd-seed0@tiny-l" in result["missing"]
+
+
+def test_size_order_and_keys() -> None:
+    from benchmarks.protocol.merge import setting_key, size_order, split_setting
+
+    names = ["Qwen3.5-9B", "tiny-l", "Qwen3.5-27B", "tiny", "tiny-s", "Qwen3.5-2B"]
+    assert sorted(names, key=size_order) == ["tiny-s", "tiny", "tiny-l", "Qwen3.5-2B",
+                                             "Qwen3.5-9B", "Qwen3.5-27B"]
+    assert setting_key("sdgym/SearchQA-v0", "tiny") == "sdgym/SearchQA-v0"
+    assert split_setting(setting_key("sdgym/SearchQA-v0", "tiny-s")) == ("sdgym/SearchQA-v0",
+                                                                         "tiny-s")
+
+
 def _table(envs=("sdgym/ALFWorld-v0", "sdgym/ScienceWorld-v0")):
     records = [_record(env, m, s) for env in envs for m in METHODS for s in (0, 1)]
     records += [_record(env, "sft-start", s, kind="start") for env in envs for s in (0, 1)]
@@ -134,9 +210,10 @@ def _table(envs=("sdgym/ALFWorld-v0", "sdgym/ScienceWorld-v0")):
 def test_settings_table_marks_the_best_and_the_worse_than_grpo() -> None:
     table, compared = _table()
     lines = settings_table_lines(table, compared)
-    assert lines[2] == "| method | ALFWorld-v0 | ScienceWorld-v0 |"
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in lines if line.startswith("| ")}
+    assert lines[2] == "| size | method | ALFWorld-v0 | ScienceWorld-v0 |"
+    rows = {line.split(" | ")[1]: line for line in lines if line.startswith("| ")}
     assert list(rows)[:3] == ["method", "sft-start", "grpo"]
+    assert all(line.startswith("| tiny | ") for line in list(rows.values())[1:])  # no model_size
     assert rows["sdar"].count("**") == 4 and "↑" in rows["sdar"]  # best in both settings, beats
     assert rows["opsd"].count("↓") == 2 and "**" not in rows["opsd"]
     assert "Δ" not in rows["grpo"]
