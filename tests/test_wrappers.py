@@ -167,3 +167,15 @@ def test_admissible_discrete_keeps_the_env_order_when_everything_fits() -> None:
     env = AdmissibleDiscrete(_ManyCommands(), max_actions=200)
     env.reset()
     assert env.candidates == env.env.commands
+
+
+class _RankedCommands(_ManyCommands):
+    """A stub env that ranks its candidates itself (as ScienceWorld does)."""
+
+    ranked_candidates = True
+
+
+def test_admissible_discrete_keeps_the_first_k_of_an_env_that_ranks_its_candidates() -> None:
+    env = AdmissibleDiscrete(_RankedCommands(), max_actions=32)
+    env.reset()
+    assert env.candidates == env.env.commands[:32]

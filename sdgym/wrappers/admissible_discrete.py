@@ -19,8 +19,9 @@ def candidate_commands(env: gym.Env, observation: str, info: dict[str, Any]) -> 
     """Commands an agent can choose from now.
 
     The env's own discrete action set (``candidate_actions(observation, info)`` on the unwrapped
-    env) when it defines one -- Search-QA (open action set) and WebShop (free-text search bar)
-    do, and it takes precedence over the admissible list; else ``info["admissible_actions"]``;
+    env) when it defines one -- Search-QA (open action set), WebShop (free-text search bar) and
+    ScienceWorld (a compact, ranked part of its admissible list) do, and it takes precedence over
+    the admissible list; else ``info["admissible_actions"]``;
     else the list computed on request (``get_admissible_actions()``, e.g. ScienceWorld); else
     nothing.
     """
@@ -154,9 +155,12 @@ class AdmissibleDiscrete(gym.Wrapper):
     """Exposes the env's current candidate commands as ``Discrete(max_actions)``.
 
     Candidates are :func:`candidate_commands`: the env's own ``candidate_actions(observation,
-    info)`` where it defines them (open or free-text action sets), else the admissible list; when
-    there are more than ``max_actions``, the slots hold the most relevant to the task and the
-    current observation, verbs taking turns (:func:`ranked_commands`, public text only). The observation becomes a ``Box`` of hashed bags of words (:func:`hashed_bag_of_words`): the task
+    info)`` where it defines them (open or free-text action sets, ScienceWorld's compact set),
+    else the admissible list; when there are more than ``max_actions``, the slots hold the first
+    ``max_actions`` where the env ranks its candidates itself (``ranked_candidates = True`` on
+    the env class: ScienceWorld), else the most relevant to the task and the current
+    observation, verbs taking turns (:func:`ranked_commands`, public text only). The
+    observation becomes a ``Box`` of hashed bags of words (:func:`hashed_bag_of_words`): the task
     (the episode's first observation), the current observation, then one block per candidate slot
     -- the candidate's words, and the words around its mention in the observation
     (:func:`context_in`) -- zeros for empty slots. ``action_masks()`` marks the live slots. An
@@ -179,6 +183,8 @@ class AdmissibleDiscrete(gym.Wrapper):
 
     def _candidates(self, observation: str, info: dict[str, Any]) -> list[str]:
         commands = candidate_commands(self.env, observation, info)
+        if getattr(self.env.unwrapped, "ranked_candidates", False):
+            return commands[: self.max_actions]
         return ranked_commands(commands, self.task_text, observation, self.max_actions)
 
     def featurise(self, observation: str, info: dict[str, Any]) -> np.ndarray:

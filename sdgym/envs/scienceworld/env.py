@@ -26,6 +26,11 @@ Admissible actions (``admissible_actions=``):
     :meth:`ScienceWorldEnv.get_admissible_actions` computes the list for the current state
     (60-180 ms, cached until the next step). ``"always"``: every info holds the list (about 10x
     the cost of a step). ``"never"``: always ``None``, and the method returns ``None`` too.
+    Asking for the list changes nothing in the world (the simulator draws from its random
+    numbers to name objects; they are put back). :meth:`ScienceWorldEnv.candidate_actions` is a
+    compact action set for discrete agents, best first, from public text only
+    (:func:`~sdgym.envs.scienceworld.candidates.rank_candidates`; ``AdmissibleDiscrete`` keeps its
+    first K).
 
 Privileged info (``info["privileged"]``, with ``privileged=True``):
     ``goal``: ``task_name``, ``variation``, ``simplifications``, ``task_description``,
@@ -38,13 +43,22 @@ Privileged info (``info["privileged"]``, with ``privileged=True``):
     skipped). The plan answers the "Ambiguous request" prompts the replay actually meets (a
     gold answer with no prompt pending is dropped, an unanswered prompt gets ``0``; see
     :class:`~sdgym.envs.scienceworld.goal.ExpertPath`), so following ``expert_action`` never
-    sends a rejected command. On the four find tasks where ``teleportAction`` is on (as in
-    ``"easy"``), each run of door and ``go to`` commands of the gold sequence is one ``teleport
-    to <room>`` (:func:`~sdgym.envs.scienceworld.goal.teleport_shortcut`): upstream's gold agent
-    walks room by room even then. Not on other tasks: their processes run on the clock (a moth's
-    life stages), and the gold's waits are timed for the walk. ``gold_plan_from_start`` keeps the whole sequence the expert follows and
-    ``on_expert_path`` says
-    whether the agent is still on it. ``text``: all of the above in prose. Gold sequences cost
+    sends a rejected command. With ``expert_words="list"`` the plan is in the valid-action
+    list's words instead (verified in the simulator, cached like gold sequences:
+    :func:`~sdgym.envs.scienceworld.plan_words.list_form_plan`; e.g. "focus on thermometer" for
+    upstream's "focus on thermometer in inventory", no-ops such as opening an open door left
+    out, rejected gold steps left out; upstream's words for a renamed step still count as
+    following it): what a discrete agent choosing from :meth:`ScienceWorldEnv.candidate_actions`
+    can follow. It is not the default because the rewrite costs 1-40 s per new (task,
+    variation) on a cold cache (minutes for Mendelian genetics), and the LLM settings' warm
+    starts and teacher contexts were built on upstream's words. On the four find tasks where
+    ``teleportAction`` is on (as in ``"easy"``), each run of door and ``go to`` commands of the
+    gold sequence is one ``teleport to <room>``
+    (:func:`~sdgym.envs.scienceworld.goal.teleport_shortcut`): upstream's gold agent walks room
+    by room even then. Not on other tasks: their processes run on the clock (a moth's life
+    stages), and the gold's waits are timed for the walk. ``gold_plan_from_start`` keeps the
+    whole plan the expert follows and ``on_expert_path`` says whether the agent is still on
+    it. ``text``: all of the above in prose. Gold sequences cost
     0.1-2 s per new (task, variation) (10-16 s for the Mendelian genetics tasks) and are cached;
     ``gold_plan=False`` skips them.
 
@@ -74,6 +88,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from sdgym.core import EngineStep, InvalidAction, TextEnv
+from sdgym.envs.scienceworld.candidates import rank_candidates
 from sdgym.envs.scienceworld.goal import (
     ExpertPath,
     parse_goal_progress,
@@ -81,25 +96,26 @@ from sdgym.envs.scienceworld.goal import (
     teleport_shortcut,
 )
 from sdgym.envs.scienceworld.jvm import JVMDied
-from sdgym.envs.scienceworld.simulator import (
-    DEFAULT_CALL_TIMEOUT_S,
-    NO_MATCH,
-    PARSER_ERROR,
-    Simulator,
-)
+from sdgym.envs.scienceworld.simulator import DEFAULT_CALL_TIMEOUT_S, Simulator
 from sdgym.envs.scienceworld.skills import SKILLS
 from sdgym.envs.scienceworld.tasks import (
     EASY_SPLITS,
     EASY_TASKS,
     SPLITS,
     TaskCatalog,
+    is_electrical,
     simplification_string,
     task_simplification_string,
     teleports,
 )
+from sdgym.envs.scienceworld.valid_actions import NO_MATCH, PARSER_ERROR, ValidAction
 
 ADMISSIBLE_MODES: tuple[str, ...] = ("always", "on_request", "never")
 JVM_MODES: tuple[str, ...] = ("shared", "own")
+EXPERT_WORDS: tuple[str, ...] = ("upstream", "list")
+"""Words of the privileged expert plan: upstream's gold words (default), or the valid-action
+list's (:func:`~sdgym.envs.scienceworld.plan_words.list_form_plan`), which a discrete agent choosing
+from :meth:`ScienceWorldEnv.candidate_actions` can follow."""
 """``jvm=``: a session in the process's shared JVM, or a JVM of the env's own."""
 
 
@@ -134,6 +150,8 @@ class ScienceWorldEnv(TextEnv):
     easy_splits: ClassVar[dict[str, str]] = EASY_SPLITS
 
     max_action_length: ClassVar[int] = 512
+    ranked_candidates: ClassVar[bool] = True
+    """:meth:`candidate_actions` comes best first: ``AdmissibleDiscrete`` keeps its first K."""
 
     def __init__(
         self,
@@ -142,6 +160,7 @@ class ScienceWorldEnv(TextEnv):
         simplifications: str | Sequence[str] | None = None,
         admissible_actions: str = "on_request",
         gold_plan: bool = True,
+        expert_words: str = "upstream",
         java_path: str | None = None,
         java_options: Sequence[str] | None = None,
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
@@ -156,17 +175,20 @@ class ScienceWorldEnv(TextEnv):
             )
         if jvm not in JVM_MODES:
             raise ValueError(f"jvm must be one of {JVM_MODES}, got {jvm!r}")
+        if expert_words not in EXPERT_WORDS:
+            raise ValueError(f"expert_words must be one of {EXPERT_WORDS}, got {expert_words!r}")
         self.catalog = TaskCatalog(task_names)
         self.simplifications = simplification_string(simplifications)
         self.admissible_mode = admissible_actions
         self.gold_plan = bool(gold_plan)
+        self.expert_words = expert_words
         self.simulator = Simulator(java_path=java_path, java_options=java_options,
                                    call_timeout=call_timeout_s, shared=jvm == "shared")
         self._task: tuple[str, int] | None = None
         self._task_simplifications = ""
         self._expert: ExpertPath | None = None
         self._best_score = 0
-        self._admissible_cache: list[str] | None = None
+        self._admissible_cache: list[ValidAction] | None = None
 
     # ------------------------------------------------------------------ tasks
     def task_count(self, split: str) -> int:
@@ -193,7 +215,12 @@ class ScienceWorldEnv(TextEnv):
         gold = self.simulator.load(task, variation, self._task_simplifications, gold=want_gold)
         if gold is not None and task in EASY_TASKS and teleports(self._task_simplifications):
             gold = teleport_shortcut(gold)
-        self._expert = ExpertPath(gold) if gold is not None else None
+        self._expert = None
+        if gold is not None and self.expert_words == "list":
+            plan, aliases = self.simulator.expert_plan(gold)
+            self._expert = ExpertPath(plan, aliases)
+        elif gold is not None:
+            self._expert = ExpertPath(gold)
         self._best_score = 0
         self._admissible_cache = None
         return f"{self.simulator.task_description}\n\n{self.simulator.last.observation}"
@@ -281,16 +308,45 @@ class ScienceWorldEnv(TextEnv):
 
         Returns ``None`` when the env was made with ``admissible_actions="never"``.
         """
+        entries = self._valid_entries()
+        return None if entries is None else [entry.text for entry in entries]
+
+    def _valid_entries(self) -> list[ValidAction] | None:
         if self.admissible_mode == "never":
             return None
         if self._task is None:
             raise RuntimeError("call reset() before get_admissible_actions()")
         if self._admissible_cache is None:
             try:
-                self._admissible_cache = self.simulator.valid_actions()
+                self._admissible_cache = self.simulator.valid_action_entries()
             except JVMDied:  # the episode has just ended on a crash
                 self._admissible_cache = []
         return list(self._admissible_cache)
+
+    def candidate_actions(self, observation: str, info: dict[str, Any]) -> list[str] | None:
+        """A compact action set for a discrete agent, best first (public text only).
+
+        The valid-action list without what is never worth a step (``connect`` outside the
+        electrical tasks, rooms treated as things, ``dunk``, which the parser rejects; see
+        :func:`~sdgym.envs.scienceworld.candidates.rank_candidates`), ranked by the task
+        description, ``observation``, the inventory and the agent's own last commands. Never
+        reads ``info`` (the privileged channel included). ``None`` with
+        ``admissible_actions="never"``."""
+        del info
+        entries = self._valid_entries()
+        if entries is None or self._task is None:
+            return None
+        if not entries:
+            return []
+        try:
+            inventory = self.simulator.inventory()
+        except JVMDied:
+            return []
+        return rank_candidates(
+            entries, task=self.simulator.task_description, observation=observation,
+            inventory=inventory, recent=self.simulator.history(),
+            electrical=is_electrical(self._task[0]),
+        )
 
     def jvm_rss_bytes(self) -> int:
         """Resident memory of this env's JVM in bytes (0 when none is running)."""
@@ -303,4 +359,4 @@ class ScienceWorldEnv(TextEnv):
         return jvm.pid if jvm is not None else None
 
 
-__all__ = ["ADMISSIBLE_MODES", "JVM_MODES", "ScienceWorldEnv"]
+__all__ = ["ADMISSIBLE_MODES", "EXPERT_WORDS", "JVM_MODES", "ScienceWorldEnv"]

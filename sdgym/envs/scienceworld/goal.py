@@ -122,6 +122,9 @@ class ExpertPath:
     """
 
     full: list[str]
+    aliases: list[str | None] = field(default_factory=list)
+    """Optional, parallel to :attr:`full`: other words for the same action (upstream's gold
+    words where :attr:`full` holds the valid-action list's), also taken as following the plan."""
     position: int = 0
     on_path: bool = True
     deviations: list[str] = field(default_factory=list)
@@ -158,9 +161,16 @@ class ExpertPath:
             self._skip_stale_choices()
 
     def is_next(self, command: str) -> bool:
-        """Whether ``command`` is the next expert action (case and spacing ignored)."""
+        """Whether ``command`` is the next expert action, or its alias (case and spacing
+        ignored)."""
         nxt = self.next_action
-        return nxt is not None and _normalise(command) == _normalise(nxt)
+        if nxt is None:
+            return False
+        if _normalise(command) == _normalise(nxt):
+            return True
+        alias = (self.aliases[self.position]
+                 if not self._inserts_choice() and self.position < len(self.aliases) else None)
+        return alias is not None and _normalise(command) == _normalise(alias)
 
     @property
     def plan(self) -> list[str] | None:

@@ -4,7 +4,8 @@
 step) is pumped through a Python thread. :class:`SimulatorJVM` instead launches the py4j gateway
 itself with a heap cap (``-Xmx512m -XX:+UseSerialGC`` by default), silences the JVM's stdout at the
 source, makes identity hash codes constant (:data:`DETERMINISM_OPTIONS`: reproducible object
-order in observations), and ties the process to this interpreter three ways: ``close()``, a
+order in observations), opens the simulator's random-number generator to reads
+(:class:`GlobalRandom`: each session keeps its own state), and ties the process to this interpreter three ways: ``close()``, a
 :func:`weakref.finalize` hook (which also runs at interpreter exit), and py4j's
 ``--die-on-broken-pipe`` (the JVM exits when our end of its stdin closes, even after ``kill -9``).
 
@@ -28,10 +29,14 @@ from typing import Any
 DEFAULT_JAVA_OPTIONS: tuple[str, ...] = ("-Xmx512m", "-XX:+UseSerialGC")
 """Heap cap and collector: ~470 MB resident at full speed (uncapped it grows to 2.4 GB)."""
 
-DETERMINISM_OPTIONS: tuple[str, ...] = ("-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2")
-"""Constant identity hash codes. The simulator keeps objects in identity-hashed sets, so without
-this the order of objects in observations (and of "Ambiguous request" choices) changes between
-resets and runs; with it every run is reproducible. Always added after ``java_options``."""
+DETERMINISM_OPTIONS: tuple[str, ...] = (
+    "-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2", "--add-opens=java.base/java.util=ALL-UNNAMED"
+)
+"""Constant identity hash codes, and access to the state of the simulator's random-number
+generator. The simulator keeps objects in identity-hashed sets, so without constant hashes the
+order of objects in observations (and of "Ambiguous request" choices) changes between resets and
+runs; with them every run is reproducible. The generator (:class:`GlobalRandom`) is one per JVM.
+Always added after ``java_options``."""
 
 _START_TIMEOUT_S = 60.0
 
@@ -142,6 +147,41 @@ def _quiet_py4j() -> None:
             logger.addFilter(_from_py4j)
 
 
+_SCRAMBLE = 0x5DEECE66D
+"""``java.util.Random.setSeed(s)`` stores ``s ^ _SCRAMBLE``: XOR again to restore a state."""
+
+
+class GlobalRandom:
+    """The JVM's one ``scala.util.Random``, read and restored.
+
+    Every simulator session of a JVM draws from it: bees and wandering animals move at random on
+    each tick, and the valid-action list picks some objects' names at random
+    (``InputParser.chooseUniqueReferents``). Unmanaged, fetching the list changes what a bee does
+    next, and two sessions stepped in turn change each other's worlds. The simulator
+    (:class:`~sdgym.envs.scienceworld.simulator.Simulator`) therefore gives each session its own
+    generator state (:meth:`get` when another session takes over, :meth:`set` when it comes back)
+    and puts the state back after every list. Reading the state needs
+    ``--add-opens=java.base/java.util=ALL-UNNAMED`` (in :data:`DETERMINISM_OPTIONS`).
+    """
+
+    def __init__(self, gateway: Any) -> None:
+        jvm = gateway.jvm
+        self._random = jvm.java.lang.Class.forName("scala.util.Random$").getField(
+            "MODULE$").get(None).self()
+        self._seed = jvm.java.lang.Class.forName("java.util.Random").getDeclaredField("seed")
+        self._seed.setAccessible(True)
+        self.owner: Any = None
+        """The session whose state the generator holds now (a weak reference, or ``None``)."""
+
+    def get(self) -> int:
+        """The generator's state."""
+        return int(self._seed.get(self._random))
+
+    def set(self, state: int) -> None:
+        """Put the generator back in ``state`` (as :meth:`get` returned it)."""
+        self._random.setSeed(state ^ _SCRAMBLE)
+
+
 class SimulatorJVM:
     """One JVM running ScienceWorld's ``PythonInterface`` behind a py4j gateway.
 
@@ -195,10 +235,23 @@ class SimulatorJVM:
             silent = jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream())
             jvm.java.lang.System.setOut(silent)  # before Scala's Console captures System.out
             self.interface = self.new_session()
+            self.random = self._global_random()
         except Exception as error:  # no JVM may outlive a failed start
             self._finalizer()
             raise JVMDied(f"the ScienceWorld JVM did not start its simulator within the call "
                           f"deadline ({type(error).__name__})") from None
+
+    def _global_random(self) -> GlobalRandom | None:
+        """The generator's handle, or ``None`` when this JVM does not open it to us (started
+        without :data:`DETERMINISM_OPTIONS`): sessions then share the generator unmanaged."""
+        if not self.deterministic:
+            return None
+        from py4j.protocol import Py4JJavaError
+
+        try:
+            return GlobalRandom(self.gateway)
+        except Py4JJavaError:
+            return None
 
     def new_session(self) -> Any:
         """A new, independent simulator (``PythonInterface``) in this JVM.

@@ -4,8 +4,9 @@ A JVM costs ~1.8 s to start, ~470 MB resident, and its first loads and steps run
 than once its JIT is warm. A rollout of 16 sub-envs with one JVM each therefore held 7.5 GB and
 paid 16 cold starts on every validation and test panel. A JVM can instead host many independent
 simulator sessions (:meth:`~sdgym.envs.scienceworld.jvm.SimulatorJVM.new_session`): sessions
-stepped in turn play exactly as separate JVMs do (tested), so every env of a process borrows a
-session in one JVM that stays warm from panel to panel.
+stepped in turn play exactly as separate JVMs do (tested; each keeps its own state of the JVM's
+one random-number generator, :class:`~sdgym.envs.scienceworld.jvm.GlobalRandom`), so every env
+of a process borrows a session in one JVM that stays warm from panel to panel.
 
 Lifetime: the shared JVM starts on the first request and lives until the process exits (the
 JVM's own finalizer; ``--die-on-broken-pipe`` ends it even after ``kill -9`` of this process) or

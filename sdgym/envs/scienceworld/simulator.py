@@ -20,24 +20,33 @@ disk's) when they can: generating one costs 0.1-2 s (10-16 s on the Mendelian ge
 from __future__ import annotations
 
 import contextlib
-import json
+import logging
 import warnings
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sdgym.envs.scienceworld.gold_cache import cached_gold, remember_gold
-from sdgym.envs.scienceworld.jvm import JVMDied, SimulatorJVM
+from sdgym.envs.scienceworld.gold_cache import (
+    cached_gold,
+    cached_plan,
+    plan_key,
+    remember_gold,
+    remember_plan,
+)
+from sdgym.envs.scienceworld.jvm import GlobalRandom, JVMDied, SimulatorJVM
+from sdgym.envs.scienceworld.plan_words import PLAN_FORMAT, Session, list_form_plan
 from sdgym.envs.scienceworld.shared_jvm import SharedJVM, forget, shared_jvm
+from sdgym.envs.scienceworld.valid_actions import (
+    NO_MATCH,
+    PARSER_ERROR,
+    ValidAction,
+    parse_valid_actions,
+)
 
 T = TypeVar("T")
 
-NO_MATCH = "No known action matches that input."
-"""The simulator's answer to a command its parser cannot match (nothing happens)."""
-
-PARSER_ERROR = "Error Encountered"
-"""The simulator's answer when a matched action cannot be posted (nothing happens)."""
-
+log = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT_S = 60.0
 """Deadline of one simulator call (a step takes milliseconds; the slowest gold-path generation,
@@ -96,6 +105,8 @@ class Simulator:
         self._last: SimStep | None = None
         self.task_description = ""
         self.restarts = 0
+        self._random_state: int | None = None  # this session's generator state, while not held
+        self._random_before: int | None = None  # the state before the next step
 
     # ---------------------------------------------------------------- JVM
     @property
@@ -122,9 +133,44 @@ class Simulator:
                 self._session = self._jvm.interface
         return self._session
 
-    def _calls(self) -> contextlib.AbstractContextManager[Any]:
-        """Hold the shared JVM's lock for a call sequence (nothing to hold on a JVM of its own)."""
-        return self._host.lock if self._host is not None else contextlib.nullcontext()
+    @contextlib.contextmanager
+    def _calls(self) -> Iterator[None]:
+        """Hold the shared JVM's lock for a call sequence (nothing to hold on a JVM of its own),
+        with this session's state in the JVM's random-number generator."""
+        with self._host.lock if self._host is not None else contextlib.nullcontext():
+            self._claim_random()
+            yield
+
+    def _random(self) -> GlobalRandom | None:
+        return self._jvm.random if self._jvm is not None else None
+
+    def _claim_random(self) -> None:
+        """Put this session's state into the JVM's generator, saving the state of the session
+        that held it (two calls, only when sessions take turns: one session costs nothing)."""
+        random = self._random()
+        if random is None:
+            return
+        holder = random.owner() if random.owner is not None else None
+        if holder is self:
+            return
+        if holder is not None:
+            holder._random_state = random.get()
+        if self._random_state is not None:
+            random.set(self._random_state)
+        random.owner = weakref.ref(self)
+
+    @contextlib.contextmanager
+    def _random_kept(self) -> Iterator[None]:
+        """Leave the generator as it was (inside :meth:`_calls`): what runs here (the valid-action
+        list, which names some objects at random; an expert-plan check) changes nothing in the
+        world. Without a readable generator there is nothing to keep."""
+        random = self._random()
+        state = random.get() if random is not None else None
+        try:
+            yield
+        finally:
+            if random is not None and state is not None:
+                random.set(state)
 
     def _is_death(self, error: Exception) -> bool:
         from py4j.protocol import Py4JError, Py4JJavaError
@@ -153,13 +199,18 @@ class Simulator:
             else:
                 self._jvm.close()
         self._jvm, self._host, self._session = None, None, None
+        self._random_state = self._random_before = None
         return pid
 
     def close(self) -> None:
         """End this session: stop its own JVM, or hand the shared one back (it stays up)."""
         if self._host is not None:
             self._jvm.end_session(self._session)
+            random = self._random()
+            if random is not None and random.owner is not None and random.owner() is self:
+                random.owner = None
             self._jvm, self._host, self._session = None, None, None
+            self._random_state = self._random_before = None
         else:
             self._drop_jvm()
         self._episode = None
@@ -213,6 +264,7 @@ class Simulator:
         self._history = []
         self.task_description = str(server.getTaskDescription())
         self._last = self._raw_step(server, "look around")
+        self._note_random()
         return list(sequence) if sequence is not None else None
 
     @property
@@ -228,6 +280,26 @@ class Simulator:
         score = int(round(100 * float(server.getScore())))
         return SimStep(observation, score, bool(server.getCompleted()), int(server.getNumMoves()))
 
+    def _checked_step(self, server: Any, command: str) -> SimStep:
+        """One step (inside :meth:`_calls`); a rejected command leaves the random-number
+        generator as it was (the parser draws from it), so it changes nothing at all. The state
+        to go back to is read after each accepted step and load (nothing between two steps
+        draws from the generator), so the step itself is the first call into the JVM."""
+        result = self._raw_step(server, command)
+        self._note_random(rejected=result.observation in (NO_MATCH, PARSER_ERROR))
+        return result
+
+    def _note_random(self, rejected: bool = False) -> None:
+        """Remember the generator's state after a load or an accepted step, or put it back
+        after a rejected step."""
+        random = self._random()
+        if random is None:
+            return
+        if rejected and self._random_before is not None:
+            random.set(self._random_before)
+        else:
+            self._random_before = random.get()
+
     def step(self, command: str) -> SimStep:
         """Send one command; restart and replay the episode if the JVM has died."""
         if self._episode is None:
@@ -235,14 +307,14 @@ class Simulator:
         try:
             server = self._interface()
             with self._calls():
-                result = self._raw_step(server, command)
+                result = self._checked_step(server, command)
         except Exception as error:
             if not self._is_death(error):
                 raise
             self._recover()
             server = self._interface()
             with self._calls():
-                result = self._raw_step(server, command)
+                result = self._checked_step(server, command)
             result = SimStep(result.observation, result.score, result.completed, result.moves, True)
         if result.observation not in (NO_MATCH, PARSER_ERROR):
             self._history.append(command)
@@ -266,6 +338,7 @@ class Simulator:
                 state = self._raw_step(server, "look around")
                 for command in history:
                     state = self._raw_step(server, command)
+                self._note_random()
         except JVMDied:
             raise
         except Exception as error:  # the new JVM failed too (or the env was closed meanwhile)
@@ -305,9 +378,75 @@ class Simulator:
         back one element per round trip. The JSON variant carries the same strings in one string
         but unsorted; sorting it here gives the identical list about 3x faster.
         """
-        return self._query(lambda s: sorted(
-            entry["action"] for entry in json.loads(str(s.getValidActionObjectCombinationsJSON()))["validActions"]
-        ))
+        return [action.text for action in self.valid_action_entries()]
+
+    def valid_action_entries(self) -> list[ValidAction]:
+        """The valid actions now with their template and object ids, sorted by text.
+
+        The list names some objects at random (upstream draws from the JVM's one generator); the
+        generator is put back afterwards, so asking for the list changes nothing in the world
+        and asking twice gives the same names."""
+
+        def entries(server: Any) -> list[ValidAction]:
+            with self._random_kept():
+                return parse_valid_actions(str(server.getValidActionObjectCombinationsJSON()))
+
+        return self._query(entries)
+
+    def expert_plan(self, gold: list[str]) -> tuple[list[str], list[str | None]]:
+        """``gold`` (a plan from the loaded task's start) in the valid-action list's words, and
+        for each of its actions the gold words it replaces where they differ (``None`` where
+        they do not): :func:`~sdgym.envs.scienceworld.plan_words.list_form_plan`, cached like gold
+        sequences. The session's world and generator are left as they were. If the rewrite
+        fails (it never has on the upstream tasks), ``gold`` is returned unchanged, with a
+        warning in the log."""
+        if self._episode is None:
+            raise RuntimeError("no task loaded")
+        task, variation, simplifications = self._episode
+        self._interface()
+        key = plan_key(task, variation, simplifications, self._jvm.deterministic, list(gold),
+                       PLAN_FORMAT)
+        record = cached_plan(key)
+        if record is None:
+            try:
+                record = self._rewrite_plan(task, variation, simplifications, gold)
+            except Exception as error:
+                if self._is_death(error):
+                    self._recover()
+                log.warning("could not put the expert plan of %s/%s in the valid-action list's "
+                            "words (%s: %s); the expert uses upstream's words",
+                            task, variation, type(error).__name__, error)
+                return list(gold), [None] * len(gold)
+            remember_plan(key, record)
+        return list(record["plan"]), list(record["aliases"])
+
+    def _rewrite_plan(self, task: str, variation: int, simplifications: str,
+                      gold: list[str]) -> dict[str, Any]:
+        jvm = self._jvm
+        sessions = [jvm.new_session(), jvm.new_session()]
+        try:
+            with self._calls(), self._random_kept():
+                ref, twin = (Session(server, self._random()) for server in sessions)
+                result = list_form_plan(ref, twin, task, variation, simplifications, gold)
+                if self._random() is None:  # the plan's loads reseeded the shared generator
+                    self._replay_episode()
+        finally:
+            for server in sessions:
+                jvm.end_session(server)
+        return {"plan": result.plan, "aliases": result.aliases, "counts": result.summary()}
+
+    def _replay_episode(self) -> None:
+        """Reload the episode and replay its commands (inside :meth:`_calls`)."""
+        task, variation, simplifications = self._episode
+        server = self._session
+        server.load(task, variation, simplifications, False)
+        self._raw_step(server, "look around")
+        for command in self._history:
+            self._raw_step(server, command)
+
+    def inventory(self) -> str:
+        """What ``inventory`` would say, without a step (no time passes)."""
+        return self._query(lambda s: str(s.freeActionInventory()))
 
     def goal_progress(self) -> str:
         """Upstream goal-progress text (sequential and optional sub-goals, done or not)."""
