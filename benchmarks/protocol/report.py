@@ -31,6 +31,7 @@ from benchmarks.protocol.merge import (
 )
 from benchmarks.protocol.premise import PREMISE_KIND, premise_table_lines, unmet_heads
 from benchmarks.protocol.report_html import write_html_report
+from benchmarks.protocol.size_effect import size_lines
 from benchmarks.protocol.statistics import (
     Comparison,
     Interval,
@@ -384,6 +385,7 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
               "Process CPU seconds are measured and move with machine load (up to ±20% per "
               "cell on a shared CPU); wall seconds move more.", ""]
     lines += settings_table_lines(table, compared) if len(table) > 1 else []
+    lines += size_lines(table)
     for env_id in sorted(table, key=setting_order):
         rows = table[env_id]
         lines += [f"## {env_id}", "", panel_line(rows), "",
