@@ -116,7 +116,7 @@ def size_lines(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
              f"excludes 0 for {len(moved)}"
              + (" (" + ", ".join(f"{c.method} {c.env_id.split('/')[-1]} {c.change.fmt(3, True)}"
                                  for c in moved) + ")" if moved else "")
-             + f"; with {len(changes)} comparisons at 95%, about {0.05 * len(changes):.1f} would "
+             + f"; with {len(changes)} comparisons at 95%, about {0.05 * len(changes):.1f} would do so "
              f"by chance alone. A method that beats GRPO at one size and is worse at another: "
              + (", ".join(f"{c.method} ({c.env_id.split('/')[-1]})" for c in flipped)
                 if flipped else "none") + ". Rank agreement of the methods' mean Δ (Kendall's τ): "
