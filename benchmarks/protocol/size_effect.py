@@ -1,15 +1,15 @@
 """Does a method's standing against GRPO change with the model size? (the scale axis of a report)
 
 For an env trained at two or more model sizes, each method's advantage over GRPO at a size is
-``Δ_size = method − GRPO`` on the same training seeds and test tasks (the report's paired
-difference). Two sizes share the test panel and rollout seeds, so the change of that advantage,
-``Δ_larger − Δ_smaller``, is paired on the same tasks too: a difference of differences, its 95%
-interval from the same stratified bootstrap (training seeds resampled within each task, tasks
-resampled; seed *i* of one size is set beside seed *i* of the other, which pairs nothing but
-keeps each size's seed-to-seed spread in the interval). "The ranking changes with size" is then a
-claim with an interval: a method whose advantage changes by an amount whose interval excludes 0.
-The rank correlation of the methods' mean advantages (Kendall's τ, no interval) says how much
-of the order holds.
+``Δ_size = method − GRPO``, paired on the same training seeds and test tasks (the report's paired
+difference, the same numbers as the setting's own table). Two sizes share the test panel and
+rollout seeds but not their training runs, so the change of that advantage, ``Δ_larger −
+Δ_smaller``, is a difference of two independent samples on the same tasks: its 95% interval
+comes from a two-sample stratified bootstrap (tasks resampled once for both sizes; each size's
+training seeds resampled on their own within each task, keeping each seed's method and GRPO runs
+together). "The ranking changes with size" is then a claim with an interval: a method whose
+advantage changes by an amount whose interval excludes 0. The rank correlation of the methods'
+mean advantages (Kendall's τ, no interval) says how much of the order holds.
 """
 
 from __future__ import annotations
@@ -20,7 +20,14 @@ from typing import Any
 import numpy as np
 
 from benchmarks.protocol.merge import size_order
-from benchmarks.protocol.statistics import Interval, ScoreMatrix, paired, paired_difference
+from benchmarks.protocol.statistics import (
+    CONFIDENCE,
+    REPS,
+    Interval,
+    ScoreMatrix,
+    mean_interval,
+    paired,
+)
 
 
 @dataclass
@@ -35,11 +42,12 @@ class SizeChange:
     delta_larger: Interval
     change: Interval
     seeds: int
+    """Training seeds of the size with fewer."""
     tasks: int
 
 
 def _advantage(rows: dict[str, dict[str, Any]], method: str) -> tuple[np.ndarray, list[int]] | None:
-    """``method − grpo`` per (training seed, task) and the tasks, or None without both."""
+    """``method − grpo`` per (shared training seed, task) and the tasks, or None without both."""
     mine, grpo = rows.get(method, {}).get("matrix"), rows.get("grpo", {}).get("matrix")
     if not isinstance(mine, ScoreMatrix) or not isinstance(grpo, ScoreMatrix):
         return None
@@ -48,6 +56,23 @@ def _advantage(rows: dict[str, dict[str, Any]], method: str) -> tuple[np.ndarray
         return None
     tasks = [t for t in mine.tasks if t in grpo.tasks]
     return pair[0] - pair[1], tasks
+
+
+def change_interval(smaller: np.ndarray, larger: np.ndarray, seed: int = 0,
+                    reps: int = REPS) -> Interval:
+    """Mean of ``larger`` minus mean of ``smaller`` (each ``[its training seeds, the same tasks]``)
+    with a 95% two-sample stratified-bootstrap interval: tasks resampled once for both, each
+    sample's runs resampled on their own within each task."""
+    rng = np.random.RandomState(seed)
+    tasks = smaller.shape[1]
+    picked = rng.randint(0, tasks, size=(reps, 1, tasks))
+    runs_small = rng.randint(0, smaller.shape[0], size=(reps, smaller.shape[0], tasks))
+    runs_large = rng.randint(0, larger.shape[0], size=(reps, larger.shape[0], tasks))
+    draws = (larger[runs_large, picked].mean(axis=(1, 2))
+             - smaller[runs_small, picked].mean(axis=(1, 2)))
+    tail = (1 - CONFIDENCE) / 2 * 100
+    return Interval(float(larger.mean() - smaller.mean()), float(np.percentile(draws, tail)),
+                    float(np.percentile(draws, 100 - tail)))
 
 
 def size_changes(table: dict[str, dict[str, dict[str, Any]]], seed: int = 0) -> list[SizeChange]:
@@ -69,16 +94,15 @@ def size_changes(table: dict[str, dict[str, dict[str, Any]]], seed: int = 0) -> 
                     if a is None or b is None:
                         continue
                     tasks = [t for t in a[1] if t in b[1]]
-                    runs = min(a[0].shape[0], b[0].shape[0])
-                    if not tasks or runs == 0:
+                    if not tasks:
                         continue
-                    small = a[0][:runs, [a[1].index(t) for t in tasks]]
-                    large = b[0][:runs, [b[1].index(t) for t in tasks]]
-                    zeros = np.zeros_like(small)
+                    small = a[0][:, [a[1].index(t) for t in tasks]]
+                    large = b[0][:, [b[1].index(t) for t in tasks]]
                     out.append(SizeChange(
                         env_id, method, smaller, larger,
-                        paired_difference(small, zeros, seed), paired_difference(large, zeros, seed),
-                        paired_difference(large, small, seed), runs, len(tasks)))
+                        mean_interval(a[0], seed), mean_interval(b[0], seed),
+                        change_interval(small, large, seed), min(len(a[0]), len(b[0])),
+                        len(tasks)))
     return out
 
 
@@ -90,9 +114,10 @@ def kendall_tau(changes: list[SizeChange]) -> dict[tuple[str, str, str], float]:
     groups: dict[tuple[str, str, str], list[SizeChange]] = {}
     for change in changes:
         groups.setdefault((change.env_id, change.smaller, change.larger), []).append(change)
-    return {key: float(kendalltau([c.delta_smaller.point for c in group],
+    taus = {key: float(kendalltau([c.delta_smaller.point for c in group],
                                   [c.delta_larger.point for c in group]).statistic)
             for key, group in groups.items() if len(group) > 1}
+    return {key: tau for key, tau in taus.items() if np.isfinite(tau)}  # all tied: no order
 
 
 def size_lines(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:

