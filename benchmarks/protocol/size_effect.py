@@ -155,7 +155,8 @@ def size_lines(table: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
                      f"{c.delta_smaller.fmt(3, True)} | {c.delta_larger.fmt(3, True)} | "
                      f"{c.change.fmt(3, True)}{mark} |")
     return lines + ["", "Δ: the method's paired difference to GRPO at that size (same seeds and "
-                    "tasks); change: Δ(larger) − Δ(smaller), paired on the same test tasks.", ""]
+                    "tasks); change: Δ(larger) − Δ(smaller) on the same test tasks, its interval from a "
+                    "two-sample bootstrap (the sizes' training runs are independent).", ""]
 
 
 __all__ = ["SizeChange", "kendall_tau", "size_changes", "size_lines"]
