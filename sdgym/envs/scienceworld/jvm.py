@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import warnings
 import weakref
@@ -147,6 +148,18 @@ def _quiet_py4j() -> None:
             logger.addFilter(_from_py4j)
 
 
+def _disown_java_objects() -> None:
+    """In a forked child: forget py4j's finalizers of the parent's Java objects. Otherwise the
+    child, collecting its copies (e.g. when it drops the parent's shared JVM), tells the
+    parent's JVM to delete objects the parent still uses (its sessions, the generator handles)."""
+    finalizer = sys.modules.get("py4j.finalizer")
+    if finalizer is not None:
+        finalizer.ThreadSafeFinalizer.clear_finalizers(clear_all=True)
+
+
+os.register_at_fork(after_in_child=_disown_java_objects)
+
+
 _SCRAMBLE = 0x5DEECE66D
 """``java.util.Random.setSeed(s)`` stores ``s ^ _SCRAMBLE``: XOR again to restore a state."""
 
@@ -165,21 +178,38 @@ class GlobalRandom:
     """
 
     def __init__(self, gateway: Any) -> None:
-        jvm = gateway.jvm
+        self._gateway = gateway
+        self._resolve()
+        self.owner: Any = None
+        """The session whose state the generator holds now (a weak reference, or ``None``)."""
+
+    def _resolve(self) -> None:
+        jvm = self._gateway.jvm
         self._random = jvm.java.lang.Class.forName("scala.util.Random$").getField(
             "MODULE$").get(None).self()
         self._seed = jvm.java.lang.Class.forName("java.util.Random").getDeclaredField("seed")
         self._seed.setAccessible(True)
-        self.owner: Any = None
-        """The session whose state the generator holds now (a weak reference, or ``None``)."""
+
+    def _call(self, call: Any) -> Any:
+        """``call()``; if py4j lost our handles (a stale finalizer of another gateway on the same
+        port deleted their ids), look them up again once: the generator itself is unchanged."""
+        from py4j.protocol import Py4JError
+
+        try:
+            return call()
+        except Py4JError as error:
+            if "Target Object ID does not exist" not in str(error):
+                raise
+            self._resolve()
+            return call()
 
     def get(self) -> int:
         """The generator's state."""
-        return int(self._seed.get(self._random))
+        return int(self._call(lambda: self._seed.get(self._random)))
 
     def set(self, state: int) -> None:
         """Put the generator back in ``state`` (as :meth:`get` returned it)."""
-        self._random.setSeed(state ^ _SCRAMBLE)
+        self._call(lambda: self._random.setSeed(state ^ _SCRAMBLE))
 
 
 class SimulatorJVM:

@@ -147,3 +147,31 @@ def test_a_new_session_leaves_the_generator_state_of_the_session_holding_it() ->
     finally:
         first.close()
         second.close()
+
+
+def test_a_forked_child_leaves_the_parents_java_objects_alone() -> None:
+    """A forked child (a vector env's worker) drops its copy of the parent's shared JVM; its
+    py4j finalizers must not delete the parent's Java objects (the generator handles, the
+    sessions), so the parent's next env still starts and steps."""
+    import gc
+    import os
+
+    first = gym.make("sdgym/ScienceWorld-v0")
+    second = gym.make("sdgym/ScienceWorld-v0")
+    try:
+        first.reset(options={"split": "train", "task_index": 0})
+        pid = os.fork()
+        if pid == 0:  # the child: drop everything inherited, collect, leave
+            try:
+                first.unwrapped.simulator._jvm = None
+                first.unwrapped.simulator._session = None
+                first.unwrapped.simulator._host = None
+                gc.collect()
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        second.reset(options={"split": "train", "task_index": 1})  # a new session, then its turn
+        assert first.step("look around")[4]["action_valid"]
+    finally:
+        first.close()
+        second.close()
