@@ -21,12 +21,13 @@ import numpy as np
 
 from benchmarks.protocol.merge import size_order
 from benchmarks.protocol.statistics import (
-    CONFIDENCE,
     REPS,
     Interval,
     ScoreMatrix,
     mean_interval,
     paired,
+    percentile_interval,
+    two_sample_draws,
 )
 
 
@@ -63,16 +64,9 @@ def change_interval(smaller: np.ndarray, larger: np.ndarray, seed: int = 0,
     """Mean of ``larger`` minus mean of ``smaller`` (each ``[its training seeds, the same tasks]``)
     with a 95% two-sample stratified-bootstrap interval: tasks resampled once for both, each
     sample's runs resampled on their own within each task."""
-    rng = np.random.RandomState(seed)
-    tasks = smaller.shape[1]
-    picked = rng.randint(0, tasks, size=(reps, 1, tasks))
-    runs_small = rng.randint(0, smaller.shape[0], size=(reps, smaller.shape[0], tasks))
-    runs_large = rng.randint(0, larger.shape[0], size=(reps, larger.shape[0], tasks))
-    draws = (larger[runs_large, picked].mean(axis=(1, 2))
-             - smaller[runs_small, picked].mean(axis=(1, 2)))
-    tail = (1 - CONFIDENCE) / 2 * 100
-    return Interval(float(larger.mean() - smaller.mean()), float(np.percentile(draws, tail)),
-                    float(np.percentile(draws, 100 - tail)))
+    small, large = two_sample_draws(smaller, larger, seed, reps)
+    return percentile_interval(larger.mean() - smaller.mean(),
+                               large.mean(axis=(1, 2)) - small.mean(axis=(1, 2)))
 
 
 def size_changes(table: dict[str, dict[str, dict[str, Any]]], seed: int = 0) -> list[SizeChange]:

@@ -157,16 +157,27 @@ def probability_of_improvement(method: np.ndarray, baseline: np.ndarray, seed: i
     """P(method > baseline) (ties count ½) averaged over tasks, as rliable defines it, with a
     95% interval from the same stratified bootstrap (runs resampled within each task, tasks
     resampled). Vectorised here: rliable's own loop takes ~0.1 s per replicate."""
+    x, y = two_sample_draws(method, baseline, seed, reps)
+    return percentile_interval(_improvement(method, baseline), _improvement(x, y))
+
+
+def two_sample_draws(a: np.ndarray, b: np.ndarray, seed: int = 0,
+                     reps: int = REPS) -> tuple[np.ndarray, np.ndarray]:
+    """Stratified bootstrap replicates of two ``[runs, tasks]`` samples on the same tasks:
+    ``[reps, runs, tasks]`` each, the tasks resampled once for both, each sample's runs
+    resampled on their own within each task."""
     rng = np.random.RandomState(seed)
-    tasks = method.shape[1]
+    tasks = a.shape[1]
     picked = rng.randint(0, tasks, size=(reps, tasks))
-    runs_x = rng.randint(0, method.shape[0], size=(reps, method.shape[0], tasks))
-    runs_y = rng.randint(0, baseline.shape[0], size=(reps, baseline.shape[0], tasks))
-    x = method[runs_x, picked[:, None, :]]
-    y = baseline[runs_y, picked[:, None, :]]
-    draws = _improvement(x, y)
+    runs_a = rng.randint(0, a.shape[0], size=(reps, a.shape[0], tasks))
+    runs_b = rng.randint(0, b.shape[0], size=(reps, b.shape[0], tasks))
+    return a[runs_a, picked[:, None, :]], b[runs_b, picked[:, None, :]]
+
+
+def percentile_interval(point: float, draws: np.ndarray) -> Interval:
+    """``point`` with the central :data:`CONFIDENCE` percentile interval of ``draws``."""
     tail = (1 - CONFIDENCE) / 2 * 100
-    return Interval(float(_improvement(method, baseline)), float(np.percentile(draws, tail)),
+    return Interval(float(point), float(np.percentile(draws, tail)),
                     float(np.percentile(draws, 100 - tail)))
 
 

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sdgym.envs.scienceworld.valid_actions import normalise
+
 
 def parse_goal_progress(text: str) -> dict[str, Any]:
     """Sub-goals from the simulator's progress string.
@@ -52,10 +54,6 @@ def parse_goal_progress(text: str) -> dict[str, Any]:
                     }
                 )
     return {**sections, "completed_keys": completed_keys}
-
-
-def _normalise(command: str) -> str:
-    return " ".join(command.lower().split())
 
 
 AMBIGUOUS_PREFIX = "Ambiguous request"
@@ -91,7 +89,7 @@ def teleport_shortcut(gold: list[str]) -> list[str]:
     out: list[str] = []
     run: list[str] = []
     for command in [*gold, ""]:
-        step = _normalise(command)
+        step = normalise(command)
         if step and (_DOOR.match(step) or _GO.match(step)):
             run.append(step)
             continue
@@ -166,11 +164,11 @@ class ExpertPath:
         nxt = self.next_action
         if nxt is None:
             return False
-        if _normalise(command) == _normalise(nxt):
+        if normalise(command) == normalise(nxt):
             return True
         alias = (self.aliases[self.position]
                  if not self._inserts_choice() and self.position < len(self.aliases) else None)
-        return alias is not None and _normalise(command) == _normalise(alias)
+        return alias is not None and normalise(command) == normalise(alias)
 
     @property
     def plan(self) -> list[str] | None:

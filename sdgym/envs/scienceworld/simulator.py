@@ -125,15 +125,11 @@ class Simulator:
         if self._session is None:
             if self.shared:
                 host = shared_jvm(self._java_path, self._java_options, self.call_timeout)
-                with host.lock:  # a new session draws from the JVM's generator (its task
-                    random = host.jvm.random  # makers' constructors): the holder's state stays
-                    state = random.get() if random is not None else None
-                    try:
-                        self._session = host.jvm.new_session()
-                    finally:
-                        if state is not None:
-                            random.set(state)
                 self._host, self._jvm = host, host.jvm
+                # a new session draws from the JVM's generator (its task makers' constructors):
+                # the state of the session holding it stays as it was
+                with host.lock, self._random_kept():
+                    self._session = host.jvm.new_session()
             else:
                 self._jvm = SimulatorJVM(self._java_path, self._java_options, self.call_timeout)
                 self._session = self._jvm.interface
