@@ -43,6 +43,9 @@ SFT_INPUT: dict[str, bool] = {"sft_input": True}
 """Field metadata: the field changes the SFT warm start, so it enters its cache key
 (:func:`sft_inputs`, :mod:`baselines.warm_start`). Tag every new field that SFT reads, in any
 section."""
+SFT_INPUT_WHEN_SET: dict[str, bool] = {"sft_input": True, "keyed_when_set": True}
+"""Field metadata of an SFT input added after warm starts were shipped: it enters the cache key
+only when it differs from its default, so the recipe hashes of the shipped warm starts hold."""
 SHARDINGS: tuple[str, ...] = ("replicated", "fsdp")
 GENERATION_BACKENDS: tuple[str, ...] = ("hf", "vllm")
 
@@ -106,9 +109,16 @@ class SFTConfig:
     """Teacher contexts those teacher prompts carry, one drawn per expert episode
     (``baselines.sft.with_teacher_contexts``): list every context the heads use, or their
     teachers cannot read it."""
+    detour_rate: float = field(default=0.0, metadata=SFT_INPUT_WHEN_SET)
+    """Chance per expert turn that a wrong command is played first and the expert then recovers
+    from it (``baselines.sft.expert_demonstrations``; DART-style noise injection): the student
+    turns then show recoveries from refused and wasted commands, which plain expert episodes never
+    do. The wrong commands are not trained on; the teacher prompts keep the plain episodes."""
 
     def __post_init__(self) -> None:
         check_fields(self, "sft.")
+        if not 0.0 <= self.detour_rate < 1.0:
+            raise ValueError(f"sft.detour_rate must be in [0, 1), got {self.detour_rate}")
         _at_least(self, "sft.", 0, ("steps",))
         _at_least(self, "sft.", 1, ("batch_size", "hasty_turn"))
 
@@ -410,14 +420,17 @@ def set_path(values: dict[str, Any], parts: tuple[str, ...], value: Any) -> None
 
 def sft_inputs(config: TrainConfig) -> dict[str, Any]:
     """``{dotted path: value}`` of every field of ``config`` and its sections tagged
-    :data:`SFT_INPUT` (what the warm start depends on)."""
+    :data:`SFT_INPUT` (what the warm start depends on); a field tagged
+    :data:`SFT_INPUT_WHEN_SET` only where it differs from its default."""
     inputs = {}
     for item in dataclasses.fields(TrainConfig):
         if item.name in SECTIONS:
             section = getattr(config, item.name)
             inputs |= {f"{item.name}.{f.name}": getattr(section, f.name)
                        for f in dataclasses.fields(SECTIONS[item.name])
-                       if f.metadata.get("sft_input")}
+                       if f.metadata.get("sft_input") and not (
+                           f.metadata.get("keyed_when_set")
+                           and getattr(section, f.name) == f.default)}
         elif item.metadata.get("sft_input"):
             inputs[item.name] = getattr(config, item.name)
     return inputs

@@ -50,32 +50,52 @@ class Demonstration:
     privileged: dict[str, Any] | None = None
     """The turn's whole ``info["privileged"]`` (to build other teacher contexts)."""
     task_type: str = ""
+    episode: int = 0
+    """Which expert episode the turn belongs to (its index in the task draw)."""
 
 
 def expert_demonstrations(
     env_id: str, env_kwargs: dict[str, Any], split: str, tasks: int, seed: int = 0,
-    limits: PromptLimits | None = None,
+    limits: PromptLimits | None = None, detour_rate: float = 0.0,
 ) -> list[Demonstration]:
-    """Expert turns on up to ``tasks`` tasks of ``split`` (successful episodes only)."""
+    """Expert turns on up to ``tasks`` tasks of ``split`` (successful episodes only).
+
+    ``detour_rate > 0``: before each expert turn, with that chance, a wrong command is played
+    first (:func:`detour_command`) and kept in the history; the expert then acts from the state it
+    left. This is DART-style noise injection (Laskey et al., 2017, "DART: Noise Injection for
+    Robust Imitation Learning"): behaviour cloning on plain expert episodes never shows a state
+    after a mistake, so a cloned policy that errs, e.g. repeats a refused command, has never seen
+    what to do next. The wrong commands are not demonstrations (nothing is trained on them).
+    """
     env = gym.make(env_id, **env_kwargs)
     demos: list[Demonstration] = []
+    detours = random.Random(f"detours-{seed}")  # its own stream: detour_rate=0 draws nothing
     try:
         core = env.unwrapped
         native = tuple(getattr(core, "native_action_tags", ()))
         count = min(tasks, core.task_count(split))
         order = list(range(core.task_count(split)))
         random.Random(seed).shuffle(order)
-        for index in order[:count]:
+        for episode_index, index in enumerate(order[:count]):
             observation, info = env.reset(seed=seed, options={"split": split, "task_index": index})
             task, history, episode = observation, [], []
+            terminated = truncated = False
             for step in range(1, 200):
                 command = info["privileged"]["expert_action"]
                 if not command:
                     break
+                wrong = (detour_command(history, info, detours)
+                         if detour_rate > 0 and detours.random() < detour_rate else None)
+                if wrong is not None:
+                    history.append((observation, wrong))
+                    observation, _, terminated, truncated, info = env.step(wrong)
+                    if terminated or truncated:
+                        break
+                    continue
                 turn = public_turn(env_id, task, step, history, observation, info, limits)
                 episode.append(Demonstration(turn, response_for_command(env_id, command, native),
                                              info["privileged"].get("text"), info["privileged"],
-                                             str(info.get("task_type", ""))))
+                                             str(info.get("task_type", "")), episode_index))
                 history.append((observation, command))
                 observation, _, terminated, truncated, info = env.step(command)
                 if terminated or truncated:
@@ -87,11 +107,39 @@ def expert_demonstrations(
     return demos
 
 
+def detour_command(history: Sequence[tuple[str, str]], info: dict[str, Any],
+                   rng: random.Random) -> str | None:
+    """A wrong command for this state, drawn uniformly from the kinds that exist here.
+
+    The kinds mirror how a cloned policy errs: the previous command repeated (usually refused:
+    the loop of a model that does not read the feedback), the expert plan's second command played
+    early (``take apple 1 from shelf 1`` before walking there: a hallucinated step), and
+    another admissible command (a wasted move, e.g. the wrong receptacle). None when no kind
+    gives a command other than the expert's.
+    """
+    expert = info["privileged"]["expert_action"]
+    plan = list(info["privileged"].get("expert_plan") or [])
+    kinds: list[list[str]] = []
+    if history:
+        kinds.append([history[-1][1]])
+    if len(plan) > 1:
+        kinds.append([plan[1]])
+    others = [a for a in info.get("admissible_actions") or [] if a != expert]
+    if others:
+        kinds.append(others)
+    kinds = [k for k in kinds if k[0] != expert]
+    if not kinds:
+        return None
+    choices = kinds[rng.randrange(len(kinds))]
+    return choices[rng.randrange(len(choices))]
+
+
 def _episodes(demos: list[Demonstration]) -> list[list[Demonstration]]:
-    """Runs of consecutive demonstrations that start at step 1."""
+    """Runs of consecutive demonstrations of one episode: each starts at step 1 or a new
+    ``episode`` index (an episode whose first turn was a detour starts later)."""
     episodes: list[list[Demonstration]] = []
     for demo in demos:
-        if demo.turn.step == 1 or not episodes:
+        if demo.turn.step == 1 or not episodes or demo.episode != episodes[-1][-1].episode:
             episodes.append([])
         episodes[-1].append(demo)
     return episodes
@@ -124,7 +172,7 @@ def with_teacher_contexts(demos: list[Demonstration], contexts: Sequence[str], e
             else:
                 text = hindsight_context([whole], [])
             out.append(Demonstration(demo.turn, demo.response, text, demo.privileged,
-                                     demo.task_type))
+                                     demo.task_type, demo.episode))
     return out
 
 
@@ -159,7 +207,8 @@ def hasty_demonstrations(
         if rng.random() < fraction and len(episode) >= turn:
             other = episodes[(index + 1) % len(episodes)]
             mixed.extend(episode[:turn - 1])
-            mixed.append(Demonstration(episode[turn - 1].turn, other[-1].response))
+            mixed.append(Demonstration(episode[turn - 1].turn, other[-1].response,
+                                       episode=episode[turn - 1].episode))
         else:
             mixed.extend(episode)
     return mixed

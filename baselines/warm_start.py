@@ -51,15 +51,19 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     """
     if config.sft.steps <= 0 and config.model.name != "tiny":
         return Path(resolve_model(config.model.name))
-    demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
-                                  config.sft.tasks, config.seed, PromptLimits.from_dict(config.rollout.prompt))
-    expert_turns = demos
-    if config.sft.hasty_fraction > 0:
-        demos = hasty_demonstrations(demos, config.sft.hasty_fraction, config.seed,
-                                     config.sft.hasty_turn)
     target = cache_dir("sft") / sft_cache_key(config)
     if usable_entry(target, "config.json"):
         return target
+    limits = PromptLimits.from_dict(config.rollout.prompt)
+    demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
+                                  config.sft.tasks, config.seed, limits)
+    expert_turns = demos  # the teacher prompts' turns: plain expert episodes
+    if config.sft.detour_rate > 0:
+        demos = expert_demonstrations(config.env_id, config.env_kwargs, config.train_split,
+                                      config.sft.tasks, config.seed, limits, config.sft.detour_rate)
+    if config.sft.hasty_fraction > 0:
+        demos = hasty_demonstrations(demos, config.sft.hasty_fraction, config.seed,
+                                     config.sft.hasty_turn)
     if config.model.name == "tiny":
         corpus = default_corpus() + [
             student_messages(d.turn)[1]["content"] + "\n" + d.response for d in demos
