@@ -20,7 +20,7 @@ from agents.corpus import default_corpus
 from agents.model_loading import load_model
 from agents.prompts import PromptLimits, student_messages
 from agents.tiny_model import build_tiny_model
-from agents.warm_starts import resolve_model
+from agents.warm_starts import resolve_model, weights_digest
 from baselines.config import TrainConfig, sft_inputs
 from baselines.run_log import RunLog
 from baselines.seeding import seed_everything
@@ -43,6 +43,18 @@ def sft_cache_key(config: TrainConfig) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def sft_cache_folder(config: TrainConfig) -> Path:
+    """Where the warm start of ``config`` is cached: its :func:`sft_cache_key`, plus, for a
+    fine-tune of an existing model, the first 12 hex digits of that model's weights digest. The
+    recipe names its base, not the base's weights; without the digest a rebuilt base would find
+    the old fine-tune in the cache and export it again."""
+    key = sft_cache_key(config)
+    base = Path(resolve_model(config.model.name))
+    if config.model.name != "tiny" and base.is_dir():
+        key += "-" + weights_digest(base)[:12]
+    return cache_dir("sft") / key
+
+
 def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     """The SFT warm-start model folder for this config, trained once and cached on disk.
 
@@ -51,7 +63,7 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     """
     if config.sft.steps <= 0 and config.model.name != "tiny":
         return Path(resolve_model(config.model.name))
-    target = cache_dir("sft") / sft_cache_key(config)
+    target = sft_cache_folder(config)
     if usable_entry(target, "config.json"):
         return target
     limits = PromptLimits.from_dict(config.rollout.prompt)

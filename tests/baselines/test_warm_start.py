@@ -74,3 +74,23 @@ def test_options_sft_does_not_read_leave_the_key_alone() -> None:
     for change in ({"method": "sdar"}, {"grpo.lr": 1e-2}, {"steps": 7},
                    {"evaluation.val_episodes": 3}, {"rollout.num_groups": 3}):
         assert sft_cache_key(replace_settings(config, change)) == sft_cache_key(config)
+
+
+def test_a_fine_tune_is_cached_per_base_weights(tmp_path, monkeypatch) -> None:
+    import shutil
+
+    from agents.warm_starts import shipped_warm_starts
+    from baselines.warm_start import sft_cache_folder
+
+    monkeypatch.setenv("SDGYM_CACHE", str(tmp_path / "cache"))
+    base = tmp_path / "base"
+    shutil.copytree(shipped_warm_starts()["searchqa-easy-sft"], base)
+    config = load_preset("searchqa-hasty-warm-start", {"model.name": str(base)})
+    before = sft_cache_folder(config)
+    assert before.name.startswith(sft_cache_key(config) + "-")
+    weights = next(base.glob("*.safetensors"))
+    weights.write_bytes(weights.read_bytes() + b"\0")  # a rebuilt base: new weights, same name
+    assert sft_cache_folder(config) != before
+    assert sft_cache_key(config) == sft_cache_key(load_preset("searchqa-hasty-warm-start",
+                                                              {"model.name": str(base)}))
+    assert sft_cache_folder(load_preset("cpu-smoke")).name == sft_cache_key(load_preset("cpu-smoke"))
