@@ -45,7 +45,8 @@ SHIPPED = [("searchqa-easy-sft", "searchqa-warm-start", "sdgym/SearchQA-v0"),
            ("webshop-easy-base", "webshop-base-warm-start", "sdgym/WebShop-v0"),
            ("webshop-easy-sft", "webshop-warm-start", "sdgym/WebShop-v0"),
            ("alfworld-easy-sft", "alfworld-warm-start", "sdgym/ALFWorld-v0"),
-           ("scienceworld-easy-sft", "scienceworld-warm-start", "sdgym/ScienceWorld-v0")]
+           ("scienceworld-easy-sft", "scienceworld-warm-start", "sdgym/ScienceWorld-v0"),
+           ("alfworld-recovery-sft", "alfworld-recovery-warm-start", "sdgym/ALFWorld-v0")]
 """Each shipped warm start, the preset that rebuilds it, and its env."""
 
 SIZED = [(f"{name}-{size}", f"{recipe}-{size}", env_id) for size in ("tiny-s", "tiny-l")
