@@ -110,10 +110,11 @@ class SFTConfig:
     (``baselines.sft.with_teacher_contexts``): list every context the heads use, or their
     teachers cannot read it."""
     detour_rate: float = field(default=0.0, metadata=SFT_INPUT_WHEN_SET)
-    """Chance per expert turn that a wrong command is played first and the expert then recovers
-    from it (``baselines.sft.expert_demonstrations``; DART-style noise injection): the student
+    """Chance that a wrong command is played before an expert turn (drawn again after each, so
+    ``rate / (1 - rate)`` per expert turn on average), the expert then recovering from it (``baselines.sft.expert_demonstrations``; DART-style noise injection): the student
     turns then show recoveries from refused and wasted commands, which plain expert episodes never
-    do. The wrong commands are not trained on; the teacher prompts keep the plain episodes."""
+    do. The wrong commands are not trained on and count toward the step limit; an episode a wrong
+    command ends is dropped; the teacher prompts keep the plain episodes."""
 
     def __post_init__(self) -> None:
         check_fields(self, "sft.")

@@ -61,11 +61,16 @@ def expert_demonstrations(
     """Expert turns on up to ``tasks`` tasks of ``split`` (successful episodes only).
 
     ``detour_rate > 0``: before each expert turn, with that chance, a wrong command is played
-    first (:func:`detour_command`) and kept in the history; the expert then acts from the state it
-    left. This is DART-style noise injection (Laskey et al., 2017, "DART: Noise Injection for
-    Robust Imitation Learning"): behaviour cloning on plain expert episodes never shows a state
+    first (:func:`detour_command`) and kept in the history, then, with the same chance, another,
+    and so on (``rate / (1 - rate)`` wrong commands per expert turn on average: 1/3 at 0.25); the
+    expert then acts from the state they left. This is DART-style noise injection (Laskey et al.,
+    2017, "DART: Noise Injection for Robust Imitation Learning"): behaviour cloning on plain expert episodes never shows a state
     after a mistake, so a cloned policy that errs, e.g. repeats a refused command, has never seen
-    what to do next. The wrong commands are not demonstrations (nothing is trained on them).
+    what to do next. The wrong commands are not demonstrations (nothing is trained on them). They
+    count toward the env's step limit, and an episode that a wrong command ends (won or lost) or
+    that runs out of steps is dropped. It needs an expert that acts from any state (ALFWorld's
+    planner, WebShop's, Search-QA's); where the expert only replays a fixed gold sequence and
+    stops after a deviation (ScienceWorld), the detoured episodes are dropped.
     """
     env = gym.make(env_id, **env_kwargs)
     demos: list[Demonstration] = []
@@ -79,7 +84,7 @@ def expert_demonstrations(
         for episode_index, index in enumerate(order[:count]):
             observation, info = env.reset(seed=seed, options={"split": split, "task_index": index})
             task, history, episode = observation, [], []
-            terminated = truncated = False
+            ended_by_detour = False
             for step in range(1, 200):
                 command = info["privileged"]["expert_action"]
                 if not command:
@@ -90,6 +95,7 @@ def expert_demonstrations(
                     history.append((observation, wrong))
                     observation, _, terminated, truncated, info = env.step(wrong)
                     if terminated or truncated:
+                        ended_by_detour = True
                         break
                     continue
                 turn = public_turn(env_id, task, step, history, observation, info, limits)
@@ -100,7 +106,7 @@ def expert_demonstrations(
                 observation, _, terminated, truncated, info = env.step(command)
                 if terminated or truncated:
                     break
-            if info["won"]:
+            if info["won"] and not ended_by_detour:
                 demos.extend(episode)
     finally:
         env.close()
@@ -188,9 +194,9 @@ def hasty_demonstrations(
 ) -> list[Demonstration]:
     """An imperfect demonstrator: ``fraction`` of the expert episodes finish early, wrongly.
 
-    Episodes are the runs of consecutive demonstrations that start at step 1. A hasty episode
-    keeps the expert's first ``turn - 1`` turns and answers turn ``turn`` with the next episode's
-    final response (another task's answer, or WebShop's ``click[buy now]``) instead of the
+    Episodes are the runs of consecutive demonstrations of one expert episode
+    (:func:`_episodes`). A hasty episode keeps the expert's first ``turn - 1`` demonstrated turns
+    and answers turn ``turn`` with the next episode's final response (another task's answer, or WebShop's ``click[buy now]``) instead of the
     expert's step; an episode with fewer turns stays whole. ``turn=1`` (Search-QA): answer at
     once. ``turn=3`` (WebShop): search, open a product, buy it without choosing its options.
     Behaviour cloning on the mix gives a policy that often skips the work, a realistic SFT start

@@ -45,12 +45,13 @@ def sft_cache_key(config: TrainConfig) -> str:
 
 def sft_cache_folder(config: TrainConfig) -> Path:
     """Where the warm start of ``config`` is cached: its :func:`sft_cache_key`, plus, for a
-    fine-tune of an existing model, the first 12 hex digits of that model's weights digest. The
-    recipe names its base, not the base's weights; without the digest a rebuilt base would find
-    the old fine-tune in the cache and export it again."""
+    fine-tune of a model folder with ``*.safetensors`` weights (a shipped warm start, a local
+    model), the first 12 hex digits of those weights' digest. The recipe names its base, not the
+    base's weights; without the digest a rebuilt base would find the old fine-tune in the cache
+    and export it again. A Hugging Face id is keyed by its name alone."""
     key = sft_cache_key(config)
     base = Path(resolve_model(config.model.name))
-    if config.model.name != "tiny" and base.is_dir():
+    if config.model.name != "tiny" and base.is_dir() and any(base.glob("*.safetensors")):
         key += "-" + weights_digest(base)[:12]
     return cache_dir("sft") / key
 

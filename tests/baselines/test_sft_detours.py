@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import random
 
+import gymnasium as gym
 import pytest
 
 pytest.importorskip("torch")
 
-from agents.prompts import PublicTurn  # noqa: E402
+from agents.prompts import PromptLimits, PublicTurn  # noqa: E402
 from baselines.config import load_preset  # noqa: E402
 from baselines.sft import Demonstration, _episodes, detour_command, expert_demonstrations  # noqa: E402
 from baselines.warm_start import sft_cache_key  # noqa: E402
@@ -35,7 +36,6 @@ def test_a_detour_is_never_the_experts_command_and_covers_each_kind() -> None:
 
 def test_detoured_episodes_train_only_the_experts_commands_after_a_wrong_one() -> None:
     plain = expert_demonstrations(ENV, KWARGS, "train", 12, seed=0)
-    assert plain == expert_demonstrations(ENV, KWARGS, "train", 12, seed=0, detour_rate=0.0)
     detoured = expert_demonstrations(ENV, KWARGS, "train", 12, seed=0, detour_rate=0.4)
     recoveries = 0
     for episode in _episodes(detoured):
@@ -49,6 +49,53 @@ def test_detoured_episodes_train_only_the_experts_commands_after_a_wrong_one() -
     assert recoveries > 0
     # a wrong "buy now" ends a WebShop episode lost (dropped); the expert recovers from the rest
     assert len(_episodes(plain)) // 2 <= len(_episodes(detoured)) <= len(_episodes(plain))
+
+
+def test_without_detours_no_wrong_command_is_drawn(monkeypatch) -> None:
+    def refuse(*args: object) -> None:
+        raise AssertionError("detour_command called with detour_rate=0")
+
+    monkeypatch.setattr("baselines.sft.detour_command", refuse)
+    assert expert_demonstrations(ENV, KWARGS, "train", 3, seed=0)
+
+
+class _ShortcutEnv(gym.Env):
+    """Three commands a, b, c win in order, and c wins from anywhere: the plan's second command
+    played early (``c`` after ``a``) ends the episode won, two turns short."""
+
+    action_space = gym.spaces.Text(8)
+    observation_space = gym.spaces.Text(8)
+
+    def task_count(self, split: str) -> int:
+        return 4
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.plan = ["a", "b", "c"]
+        return "task", self._info(False)
+
+    def step(self, action):
+        if action == "c" or (self.plan and action == self.plan[0]):
+            self.plan = [] if action == "c" else self.plan[1:]
+        won = not self.plan
+        return "ok", float(won), won, False, self._info(won)
+
+    def _info(self, won: bool) -> dict:
+        return {"won": won, "admissible_actions": None,
+                "privileged": {"expert_action": self.plan[0] if self.plan else None,
+                               "expert_plan": list(self.plan)}}
+
+
+def test_an_episode_a_wrong_command_ends_is_dropped() -> None:
+    gym.register("sdgym-test/Shortcut-v0", entry_point=_ShortcutEnv)
+    limits = PromptLimits(history=2)
+    plain = expert_demonstrations("sdgym-test/Shortcut-v0", {}, "train", 4, limits=limits)
+    assert [len(e) for e in _episodes(plain)] == [3, 3, 3, 3]
+    detoured = expert_demonstrations("sdgym-test/Shortcut-v0", {}, "train", 4, limits=limits,
+                                     detour_rate=0.9)
+    # every kept episode was won by the expert's own last command, none cut short by a detour
+    assert all(e[-1].privileged["expert_action"] == "c" for e in _episodes(detoured))
+    assert len(_episodes(detoured)) < 4
 
 
 def test_episodes_split_on_the_episode_index_when_a_detour_took_the_first_turn() -> None:
