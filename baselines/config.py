@@ -111,9 +111,10 @@ class SFTConfig:
     teachers cannot read it."""
     detour_rate: float = field(default=0.0, metadata=SFT_INPUT_WHEN_SET)
     """Chance that a wrong command is played before an expert turn (drawn again after each, so
-    ``rate / (1 - rate)`` per expert turn on average), the expert then recovering from it (``baselines.sft.expert_demonstrations``; DART-style noise injection): the student
-    turns then show recoveries from refused and wasted commands, which plain expert episodes never
-    do. The wrong commands are not trained on and count toward the step limit; an episode a wrong
+    ``rate / (1 - rate)`` per expert turn on average), the expert then recovering from it
+    (``baselines.sft.expert_demonstrations``; DART-style noise injection): the student turns then
+    show recoveries from refused and wasted commands, which plain expert episodes never do. The
+    wrong commands are not trained on and count toward the step limit; an episode a wrong
     command ends is dropped; the teacher prompts keep the plain episodes."""
 
     def __post_init__(self) -> None:

@@ -64,13 +64,14 @@ def expert_demonstrations(
     first (:func:`detour_command`) and kept in the history, then, with the same chance, another,
     and so on (``rate / (1 - rate)`` wrong commands per expert turn on average: 1/3 at 0.25); the
     expert then acts from the state they left. This is DART-style noise injection (Laskey et al.,
-    2017, "DART: Noise Injection for Robust Imitation Learning"): behaviour cloning on plain expert episodes never shows a state
-    after a mistake, so a cloned policy that errs, e.g. repeats a refused command, has never seen
-    what to do next. The wrong commands are not demonstrations (nothing is trained on them). They
-    count toward the env's step limit, and an episode that a wrong command ends (won or lost) or
-    that runs out of steps is dropped. It needs an expert that acts from any state (ALFWorld's
-    planner, WebShop's, Search-QA's); where the expert only replays a fixed gold sequence and
-    stops after a deviation (ScienceWorld), the detoured episodes are dropped.
+    2017, "DART: Noise Injection for Robust Imitation Learning"): behaviour cloning on plain
+    expert episodes never shows a state after a mistake, so a cloned policy that errs, e.g.
+    repeats a refused command, has never seen what to do next. The wrong commands are not
+    demonstrations (nothing is trained on them). They count toward the env's step limit, and an
+    episode that a wrong command ends (won or lost) or that runs out of steps is dropped. It
+    needs an expert that acts from any state (ALFWorld's planner, WebShop's, Search-QA's); where
+    the expert only replays a fixed gold sequence and stops after a deviation (ScienceWorld), the
+    detoured episodes are dropped.
     """
     env = gym.make(env_id, **env_kwargs)
     demos: list[Demonstration] = []
@@ -126,14 +127,13 @@ def detour_command(history: Sequence[tuple[str, str]], info: dict[str, Any],
     expert = info["privileged"]["expert_action"]
     plan = list(info["privileged"].get("expert_plan") or [])
     kinds: list[list[str]] = []
-    if history:
+    if history and history[-1][1] != expert:
         kinds.append([history[-1][1]])
-    if len(plan) > 1:
+    if len(plan) > 1 and plan[1] != expert:
         kinds.append([plan[1]])
     others = [a for a in info.get("admissible_actions") or [] if a != expert]
     if others:
         kinds.append(others)
-    kinds = [k for k in kinds if k[0] != expert]
     if not kinds:
         return None
     choices = kinds[rng.randrange(len(kinds))]
@@ -196,9 +196,9 @@ def hasty_demonstrations(
 
     Episodes are the runs of consecutive demonstrations of one expert episode
     (:func:`_episodes`). A hasty episode keeps the expert's first ``turn - 1`` demonstrated turns
-    and answers turn ``turn`` with the next episode's final response (another task's answer, or WebShop's ``click[buy now]``) instead of the
-    expert's step; an episode with fewer turns stays whole. ``turn=1`` (Search-QA): answer at
-    once. ``turn=3`` (WebShop): search, open a product, buy it without choosing its options.
+    and answers turn ``turn`` with the next episode's final response (another task's answer, or
+    WebShop's ``click[buy now]``) instead of the expert's step; an episode with fewer turns stays
+    whole. ``turn=1`` (Search-QA): answer at once. ``turn=3`` (WebShop): search, open a product, buy it without choosing its options.
     Behaviour cloning on the mix gives a policy that often skips the work, a realistic SFT start
     with room for RL.
     """
