@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from baselines.config import PRESET_DIR
+from baselines.config import PRESET_DIR, load_preset
 from benchmarks.protocol.matrix import PRESET_DIR as BENCHMARK_DIR
 from benchmarks.protocol.matrix import load_benchmark_preset
 
@@ -122,7 +122,8 @@ def test_each_sized_setting_runs_every_method_on_three_seeds_under_cpu_powers_pr
         size: str, tmp_path) -> None:
     """A sized setting's presets (the tiny-l WebShop one in three parts) train GRPO and the eleven
     heads on three seeds, each method once, with cpu-power's training config for that env but for
-    the model, and no reference baselines (cpu-mini's and cpu-power's serve every size)."""
+    the model (and the lr where the sized training preset lowers it: test_model_size_presets),
+    and no reference baselines (cpu-mini's and cpu-power's serve every size)."""
     from baselines.heads import shipped_heads
     from benchmarks.protocol.matrix import Cell, cell_config, model_sizes
 
@@ -138,6 +139,8 @@ def test_each_sized_setting_runs_every_method_on_three_seeds_under_cpu_powers_pr
             sized, base = cell_config(cell, preset, tmp_path), cell_config(cell, power, tmp_path)
             assert sized.model.name.endswith(f"-{size}")
             sized.model.name = base.model.name
+            assert sized.grpo.lr == load_preset(preset.train_preset).grpo.lr
+            sized.grpo.lr = base.grpo.lr
             assert sized == base
 
 
@@ -154,6 +157,7 @@ def test_each_size_measures_its_warm_starts_premise_like_cpu_premise(size: str, 
         cell = Cell("premise", env_id, "premise", 0)
         config = cell_config(cell, sized, tmp_path)
         config.model.name = cell_config(cell, base, tmp_path).model.name
+        config.grpo.lr = cell_config(cell, base, tmp_path).grpo.lr  # a premise cell trains nothing
         assert config == cell_config(cell, base, tmp_path)
 
 
