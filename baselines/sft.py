@@ -198,9 +198,9 @@ def hasty_demonstrations(
     (:func:`_episodes`). A hasty episode keeps the expert's first ``turn - 1`` demonstrated turns
     and answers turn ``turn`` with the next episode's final response (another task's answer, or
     WebShop's ``click[buy now]``) instead of the expert's step; an episode with fewer turns stays
-    whole. ``turn=1`` (Search-QA): answer at once. ``turn=3`` (WebShop): search, open a product, buy it without choosing its options.
-    Behaviour cloning on the mix gives a policy that often skips the work, a realistic SFT start
-    with room for RL.
+    whole. ``turn=1`` (Search-QA): answer at once. ``turn=3`` (WebShop): search, open a product,
+    buy it without choosing its options. Behaviour cloning on the mix gives a policy that often
+    skips the work, a realistic SFT start with room for RL.
     """
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"fraction must be in [0, 1], got {fraction}")

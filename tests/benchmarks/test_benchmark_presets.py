@@ -155,10 +155,10 @@ def test_each_size_measures_its_warm_starts_premise_like_cpu_premise(size: str, 
     assert model_sizes(sized) == {env_id: size for env_id in base.envs}
     for env_id in base.envs:
         cell = Cell("premise", env_id, "premise", 0)
-        config = cell_config(cell, sized, tmp_path)
-        config.model.name = cell_config(cell, base, tmp_path).model.name
-        config.grpo.lr = cell_config(cell, base, tmp_path).grpo.lr  # a premise cell trains nothing
-        assert config == cell_config(cell, base, tmp_path)
+        config, base_config = cell_config(cell, sized, tmp_path), cell_config(cell, base, tmp_path)
+        config.model.name = base_config.model.name
+        config.grpo.lr = base_config.grpo.lr  # a premise cell trains nothing
+        assert config == base_config
 
 
 def test_the_model_size_suite_covers_both_sizes_of_both_envs(capsys, tmp_path) -> None:
