@@ -22,7 +22,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from agents.prompts import SAME_AS_TASK, PromptLimits, history_window, system_prompt
+from agents.prompts import (
+    SAME_AS_TASK,
+    TASK_AGAIN,
+    PromptLimits,
+    history_window,
+    system_prompt,
+)
 
 TEMPLATE_NAME = "sdgym"
 RECORD_FILE = "sdgym_prompt.json"
@@ -43,6 +49,8 @@ def sdgym_chat_template(env_id: str, limits: PromptLimits, base_template: str) -
     system = system_prompt(env_id)
     obs_chars, hist_chars = limits.observation_chars, limits.history_chars
     nl = '{{- "\\n" -}}'
+    task_again = (f'{nl}{TASK_AGAIN} {{{{- " " ~ clip(task, {obs_chars}) -}}}}'
+                  if limits.repeat_task else "")
     user = (
         '{%- macro clip(text, limit) -%}{%- if text|length <= limit -%}{{- text -}}{%- else -%}'
         '{{- text[:[0, limit - 3]|max] ~ "..." -}}{%- endif -%}{%- endmacro -%}'
@@ -60,6 +68,7 @@ def sdgym_chat_template(env_id: str, limits: PromptLimits, base_template: str) -
         f'clip(observation, {obs_chars})) -}}}}'
         f'{{%- if admissible_actions -%}}{nl}Admissible actions: '
         f'{{{{- " " ~ admissible_actions[:{limits.max_admissible}]|join(" | ") -}}}}{{%- endif -%}}'
+        f'{task_again}'
         '{%- endset -%}'
         f'{{%- set messages = [{{"role": "system", "content": {_literal(system)}}}, '
         '{"role": "user", "content": user_text}] -%}'

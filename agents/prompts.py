@@ -60,6 +60,10 @@ class PromptLimits:
     """Each history observation is cut to this many characters."""
     max_admissible: int = 40
     """At most this many admissible actions are listed."""
+    repeat_task: bool = False
+    """Repeat the task text as the prompt's last line (``Task, again: ...``), right before the
+    answer, for a small model that does not copy a detail (ScienceWorld's box colour) from the
+    top of a long prompt. A warm start must be trained with the setting it is run with."""
 
     @classmethod
     def from_dict(cls, values: dict[str, Any] | None) -> PromptLimits:
@@ -113,6 +117,9 @@ def clip_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
 
 
+TASK_AGAIN = "Task, again:"
+"""Heads the last line of a prompt with :attr:`PromptLimits.repeat_task`."""
+
 SAME_AS_TASK = "(the task text above)"
 """Stands in for an observation that repeats the task text (the first observation), which keeps
 prompts short without hiding anything."""
@@ -133,6 +140,8 @@ def _user_text(turn: PublicTurn) -> str:
     if turn.admissible_actions:
         shown = turn.admissible_actions[: limits.max_admissible]
         parts.append("Admissible actions: " + " | ".join(shown))
+    if limits.repeat_task:
+        parts.append(f"{TASK_AGAIN} {clip_text(turn.task, observation_chars)}")
     return "\n".join(parts)
 
 

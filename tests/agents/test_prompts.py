@@ -45,6 +45,15 @@ def test_repeated_task_text_is_referenced_not_repeated() -> None:
     assert text.count("buy a red mug") == 1
 
 
+def test_repeat_task_ends_the_prompt_with_the_task_text_cut_like_the_first() -> None:
+    last = _user(PromptLimits(repeat_task=True)).splitlines()[-1]
+    assert last == f"Task, again: {TASK}"
+    assert _user(None).splitlines()[-1].startswith("Admissible actions:")
+    cut = _user(PromptLimits(repeat_task=True, observation_chars=20)).splitlines()
+    assert cut[-1] == "Task, again: " + cut[0].removeprefix("Task: ")
+    assert len(cut[-1]) == len("Task, again: ") + 20
+
+
 def test_unknown_limit_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown prompt limits"):
         PromptLimits.from_dict({"observations": 3})
