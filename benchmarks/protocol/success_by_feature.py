@@ -148,6 +148,10 @@ def success_by_feature(run_dir: str, pattern: str, versus: str | None = None,
                and cell.record.get("outcomes")]
     if not records:
         raise ValueError(f"{run_dir} has no finished cell with test outcomes yet")
+    methods = sorted({str(record["method"]) for record in records})
+    if versus is not None and versus not in methods:
+        raise ValueError(f"--versus {versus!r}: {run_dir} has no finished cell of that method; "
+                         f"it has {methods}")
     panels: dict[tuple[str, str], set[int]] = defaultdict(set)
     for record in records:
         panels[(str(record["env_id"]), str(record.get("split", "test")))].update(

@@ -95,6 +95,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
     assert main([str(run), "--pattern", "x", "--env-kwarg", "novalue"]) == 2
     err = capsys.readouterr().err
     assert "--env-kwarg" in err and len(err.strip().splitlines()) == 1
+    assert main([str(run), "--pattern", "x", "--versus", "grpoo"]) == 2
+    assert "'grpoo'" in capsys.readouterr().err
     empty = _run_folder(tmp_path / "empty", [])
     assert main([str(empty), "--pattern", "x"]) == 2
     assert "no finished cell" in capsys.readouterr().err
