@@ -58,12 +58,9 @@ def task_features(observations: dict[int, str], pattern: str) -> dict[int, str]:
     """Each task's feature: the first capture group of ``pattern`` (the whole match where it has
     no group) in its first observation, or :data:`NO_MATCH`."""
     compiled = re.compile(pattern)
-    features = {}
-    for task, observation in observations.items():
-        match = compiled.search(observation)
-        features[task] = NO_MATCH if match is None else (match.group(1) if compiled.groups
-                                                           else match.group(0))
-    return features
+    group = 1 if compiled.groups else 0
+    matches = {task: compiled.search(observation) for task, observation in observations.items()}
+    return {task: NO_MATCH if match is None else match[group] for task, match in matches.items()}
 
 
 def first_observations(env_id: str, split: str, tasks: Iterable[int],
@@ -89,11 +86,10 @@ def feature_rows(records: Sequence[dict[str, Any]], features: dict[int, str],
     for record in records:
         if record.get("outcomes"):
             grouped[(str(record["env_id"]), str(record["method"]))].append(record)
+    matrices = {key: score_matrix(group) for key, group in sorted(grouped.items())}
     rows = []
-    for (env, method), group in sorted(grouped.items()):
-        matrix = score_matrix(group)
-        baseline = (score_matrix(grouped[(env, versus)])
-                    if versus and versus != method and (env, versus) in grouped else None)
+    for (env, method), matrix in matrices.items():
+        baseline = matrices.get((env, versus)) if versus and versus != method else None
         if matrix is None:
             continue
         for value in sorted({features.get(t, NO_MATCH) for t in matrix.tasks}):
