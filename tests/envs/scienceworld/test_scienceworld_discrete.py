@@ -3,6 +3,7 @@ candidates from public information only; lists and rejected commands change noth
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import gymnasium as gym
@@ -13,6 +14,8 @@ from sdgym.wrappers import AdmissibleDiscrete, HidePrivileged
 from sdgym.wrappers.admissible_discrete import candidate_commands
 
 RENAMED = {  # (task, train variation): gold words -> the listed words the expert now uses
+    # ({wire}: the wire the gold path connects the battery anode to; upstream's path generator
+    # draws it at random, black or blue on test-conductivity/0)
     ("use-thermometer", 0): {
         "focus on thermometer in inventory": "focus on thermometer",  # object with its place
         "open door to bathroom": "open bathroom door",  # a door named by its room
@@ -20,8 +23,8 @@ RENAMED = {  # (task, train variation): gold words -> the listed words the exper
             "use thermometer on unknown substance",
     },
     ("test-conductivity", 0): {  # (gold generated afresh: the tests' cache starts empty)
-        "connect battery anode to black wire terminal 1":  # terminals named the other way
-            "connect anode in battery to black wire terminal 1",
+        "connect battery anode to {wire} wire terminal 1":  # terminals named the other way
+            "connect anode in battery to {wire} wire terminal 1",
         "drop aluminum foil": "put down aluminum foil",
     },
 }
@@ -56,7 +59,11 @@ def test_gold_aliases_become_listed_commands_that_still_win(list_env: gym.Env) -
                                           "task_index": core.task_index_of(task, variation)})
         plan = info["privileged"]["gold_plan_from_start"]
         found = {alias: action for action, alias in zip(plan, core._expert.aliases) if alias}
-        assert renamed.items() <= found.items(), found
+        wire = next((m[1] for alias in found
+                     if (m := re.search(r"battery anode to (\w+) wire", alias))), "(none)")
+        expected = {gold.format(wire=wire): listed.format(wire=wire)
+                    for gold, listed in renamed.items()}
+        assert expected.items() <= found.items(), found
         for action in plan:
             assert action in core.get_admissible_actions(), (task, action)
             _, _, terminated, _, info = list_env.step(action)
