@@ -382,6 +382,38 @@ def test_power_line_gives_each_setting_its_own_verdict() -> None:
     assert "targets met." in one and "per setting" not in one
 
 
+NEW_ENV_SETTINGS = {"sdgym/ALFWorld-v0": ["cpu-alfworld", "cpu-alfworld-2", "cpu-alfworld-3"],
+                    "sdgym/ScienceWorld-v0": ["cpu-scienceworld", "cpu-scienceworld-2",
+                                              "cpu-scienceworld-3", "cpu-scienceworld-4"]}
+"""#39: the presets that run each new env's setting, in parts sized to an hour here."""
+
+
+@pytest.mark.parametrize("env_id", sorted(NEW_ENV_SETTINGS))
+def test_each_new_env_setting_runs_every_method_once_across_its_parts(env_id: str,
+                                                                     tmp_path) -> None:
+    """A new env's setting is split into parts that together train GRPO and the eleven heads on
+    three seeds, each method in one part, every part under part 1's protocol (so their folders
+    merge into one setting); only part 1 measures the premise and runs the reference baselines,
+    and the cpu-four-settings suite runs every part."""
+    from baselines.heads import shipped_heads
+    from benchmarks.protocol.matrix import Cell, cell_config, plan
+    from benchmarks.protocol.suite import load_suite
+
+    first, *rest = [load_benchmark_preset(name) for name in NEW_ENV_SETTINGS[env_id]]
+    methods = [m for preset in (first, *rest) for m in preset.methods]
+    assert sorted(methods) == sorted(shipped_heads())
+    assert first.premise and first.baseline_envs == [env_id]
+    for preset in (first, *rest):
+        assert preset.envs == [env_id] and preset.seeds == [0, 1, 2]
+        assert preset.train_preset == first.train_preset
+        cell = Cell("train", env_id, "grpo", 1)
+        assert cell_config(cell, preset, tmp_path) == cell_config(cell, first, tmp_path)
+    for part in rest:
+        assert not part.premise and part.baseline_envs == []
+        assert {c.kind for c in plan(part)[0]} == {"start", "train"}
+    assert set(NEW_ENV_SETTINGS[env_id]) <= set(load_suite("cpu-four-settings").parts)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("bench", ["cpu-alfworld", "cpu-scienceworld"])
 def test_reduced_new_env_bench_trains_heads_and_measures_their_premise(tmp_path, bench) -> None:
@@ -391,8 +423,8 @@ def test_reduced_new_env_bench_trains_heads_and_measures_their_premise(tmp_path,
     the context the head uses, and the RL-effect line."""
     import dataclasses
 
-    full = load_benchmark_preset(bench)
-    assert full.premise and len(full.methods) == 12 and full.seeds == [0, 1, 2]
+    full = load_benchmark_preset(bench)  # part 1 of the setting: the one with the premise cell
+    assert full.premise and full.methods[0] == "grpo" and full.seeds == [0, 1, 2]
     evaluation = {**full.train_overrides.get("evaluation", {}), "val_every": 1, "val_episodes": 2,
                   "test_episodes": 2, "test_seeds": 1}
     preset = dataclasses.replace(
