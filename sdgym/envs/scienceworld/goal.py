@@ -101,6 +101,39 @@ def teleport_shortcut(gold: list[str]) -> list[str]:
     return out
 
 
+_MOVE = re.compile(r"^move (.+) to (.+)$")
+_PICK = re.compile(r"^pick up (.+)$")
+_FOCUS = re.compile(r"^focus on (.+)$")
+
+
+def short_final_move(gold: list[str]) -> list[str]:
+    """``gold`` with its last command, where that is ``move <thing> to <place>``, naming the thing
+    as the plan's last ``pick up`` (else ``focus on``) command named it.
+
+    Upstream's gold agent names the thing it carries as the valid-action list does, by a referent
+    unique in the final room: ``move flower pot 9 containing apple tree and soil in inventory to
+    orange box`` after ``pick up flower pot 9``. The simulator takes the shorter name too (the
+    thing is the same object; tested on the find tasks: every one still wins). A policy that
+    copies the name from its recent history can then write the final move; the long one asks it
+    to recall what the pot held from several steps back.
+
+    Example:
+        >>> short_final_move(["focus on adult apple tree", "pick up flower pot 9",
+        ...                   "teleport to bathroom",
+        ...                   "move flower pot 9 containing apple tree and soil in inventory to "
+        ...                   "orange box"])[-1]
+        'move flower pot 9 to orange box'
+    """
+    last = _MOVE.match(normalise(gold[-1])) if gold else None
+    earlier = [normalise(command) for command in gold[:-1]]
+    picked = [m.group(1) for m in map(_PICK.match, earlier) if m]
+    focused = [m.group(1) for m in map(_FOCUS.match, earlier) if m]
+    name = (picked or focused or [None])[-1]
+    if last is None or name is None:
+        return list(gold)
+    return [*gold[:-1], f"move {name} to {last.group(2)}"]
+
+
 @dataclass
 class ExpertPath:
     """Tracks the upstream gold sequence while the agent follows it, keeping it replayable.

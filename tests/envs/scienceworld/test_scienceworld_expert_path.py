@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from sdgym.envs.scienceworld.goal import FIRST_CHOICE, ExpertPath, is_choice, teleport_shortcut
+from sdgym.envs.scienceworld.goal import (
+    FIRST_CHOICE,
+    ExpertPath,
+    is_choice,
+    short_final_move,
+    teleport_shortcut,
+)
 
 AMBIGUOUS = "Ambiguous request: Please enter the number for the action you intended:\n0:\ta\n1:\tb"
 
@@ -63,3 +69,18 @@ def test_teleport_shortcut_replaces_each_walk_by_one_teleport() -> None:
         "teleport to kitchen", "pick up apple", "open door to hallway", "look around",
         "teleport to bedroom", "move apple to box", "open door to greenhouse"]
     assert teleport_shortcut([]) == [] and teleport_shortcut(["focus on x"]) == ["focus on x"]
+
+
+def test_short_final_move_names_the_thing_as_the_plan_picked_it_up() -> None:
+    plant = ["teleport to greenhouse", "look around", "focus on adult apple tree",
+             "pick up flower pot 9", "teleport to bathroom",
+             "move flower pot 9 containing apple tree and soil in inventory to orange box"]
+    assert short_final_move(plant) == [*plant[:-1], "move flower pot 9 to orange box"]
+    # no pick up: the focus names it; several: the last one does
+    assert short_final_move(["focus on painting", "move painting in kitchen to purple box"]) == [
+        "focus on painting", "move painting to purple box"]
+    assert short_final_move(["pick up a", "Pick Up  b", "move b in inventory to red box"])[-1] == (
+        "move b to red box")
+    # nothing to shorten: the plan is returned as it was
+    for plan in ([], ["focus on x"], ["pick up x", "look around"], ["move x to y"]):
+        assert short_final_move(plan) == plan
