@@ -49,7 +49,7 @@ def sdgym_chat_template(env_id: str, limits: PromptLimits, base_template: str) -
     system = system_prompt(env_id)
     obs_chars, hist_chars = limits.observation_chars, limits.history_chars
     nl = '{{- "\\n" -}}'
-    task_again = (f'{nl}{TASK_AGAIN} {{{{- " " ~ clip(task, {obs_chars}) -}}}}'
+    task_again = (f'{nl}{TASK_AGAIN} {{{{- " " ~ clip(task.split("\\n")[0], {obs_chars}) -}}}}'
                   if limits.repeat_task else "")
     user = (
         '{%- macro clip(text, limit) -%}{%- if text|length <= limit -%}{{- text -}}{%- else -%}'

@@ -61,9 +61,11 @@ class PromptLimits:
     max_admissible: int = 40
     """At most this many admissible actions are listed."""
     repeat_task: bool = False
-    """Repeat the task text as the prompt's last line (``Task, again: ...``), right before the
-    answer, for a small model that does not copy a detail (ScienceWorld's box colour) from the
-    top of a long prompt. A warm start must be trained with the setting it is run with."""
+    """Repeat the task text's first line (the task statement, without the room or page the first
+    observation goes on to describe) as the prompt's last line (``Task, again: ...``), right
+    before the answer, for a small model that does not copy a detail (ScienceWorld's box colour)
+    from the top of a long prompt. A warm start must be trained with the setting it is run
+    with."""
 
     @classmethod
     def from_dict(cls, values: dict[str, Any] | None) -> PromptLimits:
@@ -141,7 +143,8 @@ def _user_text(turn: PublicTurn) -> str:
         shown = turn.admissible_actions[: limits.max_admissible]
         parts.append("Admissible actions: " + " | ".join(shown))
     if limits.repeat_task:
-        parts.append(f"{TASK_AGAIN} {clip_text(turn.task, observation_chars)}")
+        statement = turn.task.split("\n")[0]
+        parts.append(f"{TASK_AGAIN} {clip_text(statement, observation_chars)}")
     return "\n".join(parts)
 
 

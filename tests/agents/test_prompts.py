@@ -18,8 +18,9 @@ ENV = AVAILABLE_IDS[0]  # any installed env: these limits are the same for all (
 INFO = {"admissible_actions": [f"click[item {i}]" for i in range(10)], "privileged": {"text": "SECRET"}}
 
 
-def _user(limits: PromptLimits | None, observation: str = "Item page " + "y" * 900) -> str:
-    turn = public_turn(ENV, TASK, 3, HISTORY, observation, INFO, limits)
+def _user(limits: PromptLimits | None, observation: str = "Item page " + "y" * 900,
+          task: str = TASK) -> str:
+    turn = public_turn(ENV, task, 3, HISTORY, observation, INFO, limits)
     return student_messages(turn)[1]["content"]
 
 
@@ -45,9 +46,12 @@ def test_repeated_task_text_is_referenced_not_repeated() -> None:
     assert text.count("buy a red mug") == 1
 
 
-def test_repeat_task_ends_the_prompt_with_the_task_text_cut_like_the_first() -> None:
+def test_repeat_task_ends_the_prompt_with_the_task_statement_cut_like_the_first() -> None:
     last = _user(PromptLimits(repeat_task=True)).splitlines()[-1]
     assert last == f"Task, again: {TASK}"
+    # only the statement: not the room or page a first observation goes on to describe
+    room = _user(PromptLimits(repeat_task=True), task=f"{TASK}\n\nThis room is called the kitchen.")
+    assert room.splitlines()[-1] == f"Task, again: {TASK}" and room.count("kitchen") == 1
     assert _user(None).splitlines()[-1].startswith("Admissible actions:")
     cut = _user(PromptLimits(repeat_task=True, observation_chars=20)).splitlines()
     assert cut[-1] == "Task, again: " + cut[0].removeprefix("Task: ")
