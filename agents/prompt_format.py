@@ -28,6 +28,7 @@ from agents.prompts import (
     PromptLimits,
     history_window,
     system_prompt,
+    task_statement_line,
 )
 
 TEMPLATE_NAME = "sdgym"
@@ -49,7 +50,8 @@ def sdgym_chat_template(env_id: str, limits: PromptLimits, base_template: str) -
     system = system_prompt(env_id)
     obs_chars, hist_chars = limits.observation_chars, limits.history_chars
     nl = '{{- "\\n" -}}'
-    task_again = (f'{nl}{TASK_AGAIN} {{{{- " " ~ clip(task.split("\\n")[0], {obs_chars}) -}}}}'
+    statement = f'task.split("\\n")[{task_statement_line(env_id)}]' if limits.repeat_task else ""
+    task_again = (f'{nl}{TASK_AGAIN} {{{{- " " ~ clip({statement}, {obs_chars}) -}}}}'
                   if limits.repeat_task else "")
     user = (
         '{%- macro clip(text, limit) -%}{%- if text|length <= limit -%}{{- text -}}{%- else -%}'

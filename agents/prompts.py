@@ -36,6 +36,17 @@ def history_window(env_id: str) -> int:
     return int(_env(env_id).history_window)
 
 
+def task_statement_line(env_id: str) -> int:
+    """Which line of ``env_id``'s first observation states the task (the env's
+    ``task_statement_line``, :class:`sdgym.core.TextEnv`); ValueError where the env declares
+    none."""
+    line = _env(env_id).task_statement_line
+    if line is None:
+        raise ValueError(f"rollout.prompt.repeat_task: {env_id} declares no task statement line "
+                         "(its class attribute task_statement_line), so there is nothing to repeat")
+    return int(line)
+
+
 def system_prompt(env_id: str) -> str:
     """The student's system prompt: the env's ``agent_role`` and the answer format (search/answer
     tags for an env that parses ``search`` itself, else think/action)."""
@@ -61,11 +72,12 @@ class PromptLimits:
     max_admissible: int = 40
     """At most this many admissible actions are listed."""
     repeat_task: bool = False
-    """Repeat the task text's first line (the task statement, without the room or page the first
-    observation goes on to describe) as the prompt's last line (``Task, again: ...``), right
-    before the answer, for a small model that does not copy a detail (ScienceWorld's box colour)
-    from the top of a long prompt. A warm start must be trained with the setting it is run
-    with."""
+    """Repeat the task statement (the line of the task text the env names in its
+    ``task_statement_line``: ScienceWorld's task description without the room it starts in,
+    Search-QA's question) as the prompt's last line (``Task, again: ...``), right before the
+    answer, for a small model that does not copy a detail (ScienceWorld's box colour) from the
+    top of a long prompt. An error for an env that names no such line. A warm start must be
+    trained with the setting it is run with."""
 
     @classmethod
     def from_dict(cls, values: dict[str, Any] | None) -> PromptLimits:
@@ -143,7 +155,7 @@ def _user_text(turn: PublicTurn) -> str:
         shown = turn.admissible_actions[: limits.max_admissible]
         parts.append("Admissible actions: " + " | ".join(shown))
     if limits.repeat_task:
-        statement = turn.task.split("\n")[0]
+        statement = turn.task.split("\n")[task_statement_line(turn.env_id)]
         parts.append(f"{TASK_AGAIN} {clip_text(statement, observation_chars)}")
     return "\n".join(parts)
 

@@ -31,6 +31,9 @@ and ``baselines.skills`` through :func:`sdgym.registration.env_class`; no table 
 ``history_window``     observation/action pairs a student prompt keeps (default 2)
 ``skills``             per-task-type guidance texts with a ``"default"`` entry (required
                        for the ``skills`` teacher context; ``{}``: an error when asked for)
+``task_statement_line`` which line of the first observation states the task (``0``, ``-1``);
+                       ``None`` (default): none does, and a prompt that repeats the task
+                       statement (``rollout.prompt.repeat_task``) is an error
 =====================  ==================================================================
 
 :class:`TextEnv` turns those into the Gymnasium API: text spaces, the public ``info`` keys, the
@@ -171,6 +174,7 @@ class TextEnv(gym.Env[str, str]):
     agent_role: ClassVar[str] = ""
     """The agent's role in its system prompt, e.g. ``"You are an agent in a household."``."""
     history_window: ClassVar[int] = 2
+    task_statement_line: ClassVar[int | None] = None
     """Observation/action pairs kept in a student prompt (METHODS.md)."""
     skills: ClassVar[dict[str, str]] = {}
     """Task type → guidance text for the ``skills`` teacher context, plus a ``"default"`` entry

@@ -97,6 +97,11 @@ class BenchmarkPreset:
     premise: bool = False
     """Measure the teacher premise of each trained env (one ``premise`` cell per env: the warm
     start's teacher with every context the preset's heads read, against its student)."""
+    premise_methods: list[str] = field(default_factory=list)
+    """Heads whose contexts the premise cell measures (``"all"``: GRPO and every head sdgym
+    ships); empty (default): the preset's own ``methods``. Part 1 of a setting split into parts
+    (``cpu-alfworld``, ``cpu-scienceworld``) names ``"all"``, so its premise covers the heads the
+    other parts train."""
     premise_episodes: int | None = None
     """Tasks of the premise's validation panel (``None``: the training preset's ``val_episodes``)."""
     premise_pool_seeds: int = 3
@@ -121,10 +126,11 @@ def load_benchmark_preset(name: str) -> BenchmarkPreset:
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(f"{path.name}: unknown benchmark options {unknown}")
-    if values.get("methods") == ALL_METHODS:
-        from baselines.heads import shipped_heads
+    for key in ("methods", "premise_methods"):
+        if values.get(key) == ALL_METHODS:
+            from baselines.heads import shipped_heads
 
-        values["methods"] = shipped_heads()
+            values[key] = shipped_heads()
     return BenchmarkPreset(name=path.stem.removesuffix(SUFFIX), **values)
 
 
@@ -168,6 +174,8 @@ def preset_fingerprint(preset: BenchmarkPreset) -> str:
         models[model] = shipped_weights_digest(model)
     settings = {name: value for name, value in dataclasses.asdict(preset).items()
                 if name not in RUN_CONTROL_FIELDS}
+    if not settings["premise_methods"]:  # added later: unset, every older fingerprint holds
+        del settings["premise_methods"]
     data = json.dumps([settings, train_files, models], sort_keys=True,
                       default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
@@ -211,12 +219,12 @@ def plan(preset: BenchmarkPreset) -> tuple[list[Cell], list[str]]:
 
 
 def _premise_contexts(preset: BenchmarkPreset) -> list[str]:
-    """The context kinds the preset's heads read, in :data:`baselines.teacher.CONTEXT_KINDS`
-    order."""
+    """The context kinds the preset's heads (its ``premise_methods``, else its ``methods``) read,
+    in :data:`baselines.teacher.CONTEXT_KINDS` order."""
     from baselines.teacher import CONTEXT_KINDS
     from benchmarks.protocol.premise import context_heads
 
-    used = context_heads(preset.methods)
+    used = context_heads(preset.premise_methods or preset.methods)
     return [context for context in CONTEXT_KINDS if context in used]
 
 

@@ -11,7 +11,7 @@ from sdgym.registration import entry_for
 
 pytest.importorskip("transformers")
 
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from transformers import AutoTokenizer  # noqa: E402
 
@@ -75,14 +75,21 @@ def formatted_copy(tmp_path_factory, request):
     shutil.copytree(shipped_warm_starts()["searchqa-easy-sft"], target)
     limits = PromptLimits(history=2, observation_chars=40, history_chars=12, max_admissible=3,
                           repeat_task=request.param)
-    add_prompt_format(target, "sdgym/WebShop-v0", limits)
+    add_prompt_format(target, TEMPLATE_ENV, limits)
     return AutoTokenizer.from_pretrained(target), limits
 
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
 
 
+TEMPLATE_ENV = "sdgym/SearchQA-v0"
+"""The env of the template tests: one that names its task statement line (the last: repeat_task
+repeats the question)."""
+
+
 @settings(max_examples=60, deadline=None)
+@example(task="Answer with search or answer.\nQuestion: who?", observation="hits", step=2,
+         history=[["a\nb", "search[x]"]], admissible=None, same=False)
 @given(task=text, observation=text, step=st.integers(1, 30),
        history=st.lists(st.lists(text, min_size=2, max_size=2), max_size=4),
        admissible=st.one_of(st.none(), st.lists(text, max_size=5)), same=st.booleans())
@@ -92,7 +99,7 @@ def test_template_matches_the_builder_on_any_text(formatted_copy, task, observat
     observation = task if same else observation  # the "(the task text above)" case
     args = (task, step, history, observation, admissible)
     assert plain_transformers_prompt(tokenizer, *args) == sdgym_prompt(
-        tokenizer, "sdgym/WebShop-v0", limits, *args)
+        tokenizer, TEMPLATE_ENV, limits, *args)
 
 
 @pytest.mark.parametrize("config", [

@@ -19,8 +19,8 @@ INFO = {"admissible_actions": [f"click[item {i}]" for i in range(10)], "privileg
 
 
 def _user(limits: PromptLimits | None, observation: str = "Item page " + "y" * 900,
-          task: str = TASK) -> str:
-    turn = public_turn(ENV, task, 3, HISTORY, observation, INFO, limits)
+          task: str = TASK, env_id: str = ENV) -> str:
+    turn = public_turn(env_id, task, 3, HISTORY, observation, INFO, limits)
     return student_messages(turn)[1]["content"]
 
 
@@ -47,15 +47,24 @@ def test_repeated_task_text_is_referenced_not_repeated() -> None:
 
 
 def test_repeat_task_ends_the_prompt_with_the_task_statement_cut_like_the_first() -> None:
-    last = _user(PromptLimits(repeat_task=True)).splitlines()[-1]
-    assert last == f"Task, again: {TASK}"
-    # only the statement: not the room or page a first observation goes on to describe
-    room = _user(PromptLimits(repeat_task=True), task=f"{TASK}\n\nThis room is called the kitchen.")
-    assert room.splitlines()[-1] == f"Task, again: {TASK}" and room.count("kitchen") == 1
+    """ScienceWorld states its task on the first line, then describes the start room; Search-QA
+    puts the question last, after its instructions: the statement alone is repeated."""
+    repeat = PromptLimits(repeat_task=True)
+    sw = _user(repeat, task=f"{TASK}\n\nThis room is called the kitchen.",
+               env_id="sdgym/ScienceWorld-v0")
+    assert sw.splitlines()[-1] == f"Task, again: {TASK}" and sw.count("kitchen") == 1
+    qa = _user(repeat, task=f"Use search[...].\n{TASK}", env_id="sdgym/SearchQA-v0")
+    assert qa.splitlines()[-1] == f"Task, again: {TASK}" and qa.count("search[...]") == 1
     assert _user(None).splitlines()[-1].startswith("Admissible actions:")
-    cut = _user(PromptLimits(repeat_task=True, observation_chars=20)).splitlines()
+    cut = _user(PromptLimits(repeat_task=True, observation_chars=20),
+                env_id="sdgym/ScienceWorld-v0").splitlines()
     assert cut[-1] == "Task, again: " + cut[0].removeprefix("Task: ")
     assert len(cut[-1]) == len("Task, again: ") + 20
+
+
+def test_repeat_task_on_an_env_that_names_no_task_statement_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="WebShop-v0 declares no task statement line"):
+        _user(PromptLimits(repeat_task=True), env_id="sdgym/WebShop-v0")
 
 
 def test_unknown_limit_is_a_clear_error() -> None:

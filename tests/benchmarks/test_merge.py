@@ -329,7 +329,7 @@ def test_a_dry_run_of_a_suite_creates_no_folder(tmp_path, capsys) -> None:
     out = tmp_path / "four"
     assert main(["benchmark", "--preset", "cpu-four-settings", "--out", str(out), "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    assert "part 1 of 9: cpu-alfworld" in printed and "part 9 of 9: cpu-premise" in printed
+    assert "part 1 of 9: cpu-alfworld-part-1" in printed and "part 9 of 9: cpu-premise" in printed
     assert not out.exists()
 
 

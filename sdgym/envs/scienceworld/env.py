@@ -155,6 +155,7 @@ class ScienceWorldEnv(TextEnv):
     """
     agent_role: ClassVar[str] = "You are an agent doing a science experiment."
     history_window: ClassVar[int] = 5
+    task_statement_line: ClassVar[int | None] = 0   # the task description; the start room follows
     skills: ClassVar[dict[str, str]] = SKILLS
     splits: ClassVar[tuple[str, ...]] = SPLITS
     easy_splits: ClassVar[dict[str, str]] = EASY_SPLITS

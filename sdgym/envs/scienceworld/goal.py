@@ -108,7 +108,10 @@ _FOCUS = re.compile(r"^focus on (.+)$")
 
 def short_final_move(gold: list[str]) -> list[str]:
     """``gold`` with its last command, where that is ``move <thing> to <place>``, naming the thing
-    as the plan's last ``pick up`` (else ``focus on``) command named it.
+    as the plan's last ``pick up`` (else ``focus on``) command named it, where ``<thing>`` holds
+    that name (``egg common toad in inventory`` after ``pick up common toad``) or is the one
+    thing the plan picked up (``living thing in inventory``, as upstream's gold says it on some
+    find-living-thing variations).
 
     Upstream's gold agent names the thing it carries as the valid-action list does, by a referent
     unique in the final room: ``move flower pot 9 containing apple tree and soil in inventory to
@@ -130,7 +133,11 @@ def short_final_move(gold: list[str]) -> list[str]:
     focused = [m.group(1) for m in map(_FOCUS.match, earlier) if m]
     name = (picked or focused or [None])[-1]
     if last is None or name is None:
-        return list(gold)
+        return list(gold)  # nothing to shorten
+    thing = last.group(1)
+    carried = len(picked) == 1 and thing.endswith(" in inventory")  # the one thing picked up
+    if not (carried or re.search(rf"\b{re.escape(name)}\b", thing)):
+        return list(gold)  # the move is about something else
     return [*gold[:-1], f"move {name} to {last.group(2)}"]
 
 

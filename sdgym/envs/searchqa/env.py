@@ -64,6 +64,7 @@ class SearchQAEnv(TextEnv):
     """
     agent_role: ClassVar[str] = "You answer questions using a search engine."
     history_window: ClassVar[int] = 4
+    task_statement_line: ClassVar[int | None] = -1   # "Question: ..." after the instructions
     skills: ClassVar[dict[str, str]] = SKILLS
 
     splits: ClassVar[tuple[str, ...]] = SPLITS

@@ -81,6 +81,12 @@ def test_short_final_move_names_the_thing_as_the_plan_picked_it_up() -> None:
         "focus on painting", "move painting to purple box"]
     assert short_final_move(["pick up a", "Pick Up  b", "move b in inventory to red box"])[-1] == (
         "move b to red box")
-    # nothing to shorten: the plan is returned as it was
-    for plan in ([], ["focus on x"], ["pick up x", "look around"], ["move x to y"]):
+    assert short_final_move(["pick up common toad", "move egg common toad in inventory to box"])[
+        -1] == "move common toad to box"
+    assert short_final_move(["pick up frog", "move living thing in inventory to blue box"])[
+        -1] == "move frog to blue box"  # the one thing it carries, named by its kind
+    # nothing to shorten, or the move is about something else: the plan is returned as it was
+    for plan in ([], ["focus on x"], ["pick up x", "look around"], ["move x to y"],
+                 ["focus on animal", "pick up x", "move y to red box"],
+                 ["pick up x", "pick up y", "move thing in inventory to red box"]):
         assert short_final_move(plan) == plan
