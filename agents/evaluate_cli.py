@@ -46,6 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "each env's splits)")
     parser.add_argument("--episodes", type=int, default=16, help="tasks per rollout seed")
     parser.add_argument("--seeds", type=int, default=8, help="rollout seeds")
+    parser.add_argument("--panel-width", type=int, default=16,
+                        help="episodes run at once, one env each (default 16; outcomes do not "
+                             "depend on it, memory does: ScienceWorld's JVM holds about 16)")
     parser.add_argument("--temperature", type=float, default=None,
                         help="sampling temperature (default: 0.4 for eval, 1.0 for rollout)")
     parser.add_argument("--max-new-tokens", type=int, default=64,
@@ -115,6 +118,7 @@ def checked_arguments(args: argparse.Namespace) -> tuple[str, Path]:
     env_class(env_id).check_split(args.split)
     check_at_least("--episodes", args.episodes)
     check_at_least("--seeds", args.seeds)
+    check_at_least("--panel-width", args.panel_width)
     out = Path(args.out or f"runs/{args.command}-{env_id.split('/')[-1]}-{args.split}.jsonl")
     check_writable(out, is_file=True)
     return env_id, out
@@ -140,7 +144,7 @@ def _run(args: argparse.Namespace, temperature: float) -> int:
                                         or args.model))
     limits.update(given_limits)
     engine = RolloutEngine(
-        RolloutEngineConfig(env_id, env_kwargs, args.episodes, 1,
+        RolloutEngineConfig(env_id, env_kwargs, min(args.episodes, args.panel_width), 1,
                       hide_privileged=True, prompt_limits=PromptLimits.from_dict(limits)),
         backend, lambda messages: render_chat(tokenizer, messages))
     temperature = temperature if args.temperature is None else args.temperature

@@ -38,3 +38,20 @@ def test_eval_prompt_limits_apply_and_unknown_keys_fail(tmp_path, capsys) -> Non
     assert prompts and all("Recent history" not in p for p in prompts)
     assert main([*args, "--prompt-limit", "colour=1"]) == 2
     assert "unknown prompt limits ['colour']" in capsys.readouterr().err
+
+
+def test_eval_panel_width_bounds_envs_at_once_not_outcomes(tmp_path, capsys) -> None:
+    """``--panel-width`` runs that many episodes at once (ScienceWorld's JVM holds about 16
+    envs); each episode's turns are the same at any width."""
+    args = ["eval", "--env", "SearchQA-v0", "--env-kwarg", "size=tiny", "--episodes", "3",
+            "--seeds", "2", "--max-new-tokens", "8"]
+    turns = {}
+    for width in (1, 3):
+        out = tmp_path / f"w{width}.jsonl"
+        assert main([*args, "--panel-width", str(width), "--out", str(out)]) == 0
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        turns[width] = sorted((r["task_id"], r["rollout_seed"], r["turn"], r["response"], r["won"])
+                              for r in rows)
+    assert turns[1] == turns[3] and len({t[:2] for t in turns[1]}) == 6
+    assert main([*args, "--panel-width", "0"]) == 2
+    assert "--panel-width must be >= 1, got 0" in capsys.readouterr().err
