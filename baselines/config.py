@@ -117,8 +117,21 @@ class SFTConfig:
     wrong commands are not trained on and count toward the step limit; an episode a wrong
     command ends is dropped; the teacher prompts keep the plain episodes."""
 
+    swap_words: list[list[str]] = field(default_factory=list, metadata=SFT_INPUT_WHEN_SET)
+    """Groups of interchangeable words (``[["red", "green", "blue"]]``): each student turn whose
+    task text names exactly one word of a group is also trained on once with that word replaced,
+    everywhere in the turn and its response, by each other word of the group
+    (``baselines.sft.with_swapped_words``). Counterfactual augmentation for a detail the model
+    must copy from the task rather than recall per task: ScienceWorld's find tasks name the box
+    the thing goes to by colour, and its warm starts built without it name the task's colour in
+    about one final move in six on test tasks, chance for six colours."""
+
     def __post_init__(self) -> None:
         check_fields(self, "sft.")
+        for group in self.swap_words:
+            if len(set(group)) < 2 or not all(isinstance(w, str) and w.strip() for w in group):
+                raise ValueError(f"sft.swap_words: each group needs two or more distinct words, "
+                                 f"got {group!r}")
         if not 0.0 <= self.detour_rate < 1.0:
             raise ValueError(f"sft.detour_rate must be in [0, 1), got {self.detour_rate}")
         _at_least(self, "sft.", 0, ("steps",))
@@ -420,6 +433,13 @@ def set_path(values: dict[str, Any], parts: tuple[str, ...], value: Any) -> None
     values[parts[-1]] = value
 
 
+def _default(item: dataclasses.Field) -> Any:
+    """A dataclass field's default value (made by its ``default_factory`` where it has one)."""
+    if item.default_factory is not dataclasses.MISSING:
+        return item.default_factory()
+    return item.default
+
+
 def sft_inputs(config: TrainConfig) -> dict[str, Any]:
     """``{dotted path: value}`` of every field of ``config`` and its sections tagged
     :data:`SFT_INPUT` (what the warm start depends on); a field tagged
@@ -432,7 +452,7 @@ def sft_inputs(config: TrainConfig) -> dict[str, Any]:
                        for f in dataclasses.fields(SECTIONS[item.name])
                        if f.metadata.get("sft_input") and not (
                            f.metadata.get("keyed_when_set")
-                           and getattr(section, f.name) == f.default)}
+                           and getattr(section, f.name) == _default(f))}
         elif item.metadata.get("sft_input"):
             inputs[item.name] = getattr(config, item.name)
     return inputs

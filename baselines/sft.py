@@ -9,7 +9,9 @@ prompts so that the model learns to read the privileged block its self-distillat
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -138,6 +140,40 @@ def detour_command(history: Sequence[tuple[str, str]], info: dict[str, Any],
         return None
     choices = kinds[rng.randrange(len(kinds))]
     return choices[rng.randrange(len(choices))]
+
+
+def with_swapped_words(demos: list[Demonstration],
+                       groups: Sequence[Sequence[str]]) -> list[Demonstration]:
+    """``demos`` and, for each turn whose task text names exactly one word of a group (as a whole
+    word), one copy per other word of that group with the word replaced by it everywhere in the
+    turn (task, history, observation, admissible actions) and its response: the
+    ``sft.swap_words`` augmentation. The copies are student turns only (no teacher context)."""
+    out = list(demos)
+    for group in groups:
+        patterns = {word: re.compile(rf"\b{re.escape(word)}\b") for word in group}
+        for demo in demos:
+            named = [word for word, pattern in patterns.items() if pattern.search(demo.turn.task)]
+            if len(named) != 1:
+                continue
+            pattern = patterns[named[0]]
+            for other in group:
+                if other != named[0]:
+                    out.append(_swapped(demo, pattern, other))
+    return out
+
+
+def _swapped(demo: Demonstration, pattern: re.Pattern[str], word: str) -> Demonstration:
+    def swap(text: str) -> str:
+        return pattern.sub(word, text)
+
+    turn = demo.turn
+    admissible = turn.admissible_actions
+    return Demonstration(
+        dataclasses.replace(turn, task=swap(turn.task), observation=swap(turn.observation),
+                            history=[(swap(o), swap(a)) for o, a in turn.history],
+                            admissible_actions=None if admissible is None else [
+                                swap(a) for a in admissible]),
+        swap(demo.response), None, None, demo.task_type, demo.episode)
 
 
 def _episodes(demos: list[Demonstration]) -> list[list[Demonstration]]:

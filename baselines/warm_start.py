@@ -28,6 +28,7 @@ from baselines.sft import (
     behaviour_clone,
     expert_demonstrations,
     hasty_demonstrations,
+    with_swapped_words,
     with_teacher_contexts,
 )
 from sdgym.cache import atomic_directory, cache_dir, usable_entry
@@ -77,6 +78,8 @@ def warm_start(config: TrainConfig, log: RunLog | None = None) -> Path:
     if config.sft.hasty_fraction > 0:
         demos = hasty_demonstrations(demos, config.sft.hasty_fraction, config.seed,
                                      config.sft.hasty_turn)
+    if config.sft.swap_words:
+        demos = with_swapped_words(demos, config.sft.swap_words)
     if config.model.name == "tiny":
         corpus = default_corpus() + [
             student_messages(d.turn)[1]["content"] + "\n" + d.response for d in demos

@@ -274,3 +274,42 @@ def test_the_context_registry_is_the_single_source_of_context_names() -> None:
         turn_context("sibling", privileged, "x", "sdgym/SearchQA-v0")
     with pytest.raises(ValueError, match="unknown teacher context 'oracle'"):
         context_kind("oracle")
+
+
+def test_swapped_words_copy_each_turn_that_names_one_word_of_a_group() -> None:
+    """``sft.swap_words``: a turn whose task names one colour of the group gets one copy per other
+    colour, the word replaced everywhere in the turn and its response (whole words only); a turn
+    naming none of them, or two, is not copied."""
+    from baselines.sft import Demonstration, with_swapped_words
+
+    def demo(task: str, response: str) -> Demonstration:
+        turn = PublicTurn("sdgym/ScienceWorld-v0", task, 5, [("You see a red box.", "look around")],
+                          "The redness fades.", ["move apple to red box"])
+        return Demonstration(turn, response, "guidance", {"text": "x"}, "find-animal", 3)
+
+    red = demo("Move it to the red box.", "<action> move apple to red box</action>")
+    plain, both = demo("Find an animal.", "<action> look</action>"), demo("red or blue box", "x")
+    out = with_swapped_words([red, plain, both], [["red", "blue", "green"]])
+    assert out[:3] == [red, plain, both] and len(out) == 5
+    for copy, colour in zip(out[3:], ("blue", "green")):
+        assert copy.turn.task == f"Move it to the {colour} box."
+        assert copy.response == f"<action> move apple to {colour} box</action>"
+        assert copy.turn.history == [(f"You see a {colour} box.", "look around")]
+        assert copy.turn.admissible_actions == [f"move apple to {colour} box"]
+        assert copy.turn.observation == "The redness fades."  # not a whole word
+        assert (copy.guidance, copy.privileged, copy.episode) == (None, None, 3)
+    assert with_swapped_words([red], []) == [red]
+
+
+def test_swap_words_needs_groups_of_distinct_words_and_keeps_old_recipe_hashes() -> None:
+    from agents.warm_starts import warm_start_record
+    from baselines.config import SFTConfig, load_preset, sft_inputs
+    from baselines.warm_start import sft_cache_key
+
+    with pytest.raises(ValueError, match="sft.swap_words: each group needs two or more"):
+        SFTConfig(swap_words=[["red", "red"]])
+    recipe = load_preset("scienceworld-warm-start")
+    assert "sft.swap_words" not in sft_inputs(recipe)  # unset: the shipped recipe hash holds
+    assert sft_cache_key(recipe) == warm_start_record("scienceworld-easy-sft")["recipe_hash"]
+    recipe.sft.swap_words = [["red", "blue"]]
+    assert sft_inputs(recipe)["sft.swap_words"] == [["red", "blue"]]
