@@ -46,12 +46,18 @@ SHIPPED = [("searchqa-easy-sft", "searchqa-warm-start", "sdgym/SearchQA-v0"),
            ("webshop-easy-sft", "webshop-warm-start", "sdgym/WebShop-v0"),
            ("alfworld-easy-sft", "alfworld-warm-start", "sdgym/ALFWorld-v0"),
            ("scienceworld-easy-sft", "scienceworld-warm-start", "sdgym/ScienceWorld-v0"),
-           ("alfworld-recovery-sft", "alfworld-recovery-warm-start", "sdgym/ALFWorld-v0"),
-           ("scienceworld-easy-sft-short-move", "scienceworld-short-move-warm-start",
-            "sdgym/ScienceWorld-v0"),
-           ("scienceworld-easy-sft-short-move-repeat-task",
-            "scienceworld-short-move-repeat-task-warm-start", "sdgym/ScienceWorld-v0")]
+           ("alfworld-recovery-sft", "alfworld-recovery-warm-start", "sdgym/ALFWorld-v0")]
 """Each shipped warm start, the preset that rebuilds it, and its env."""
+
+EXPERIMENTS = [("scienceworld-easy-sft-short-move", "scienceworld-short-move-warm-start",
+                "sdgym/ScienceWorld-v0"),
+               ("scienceworld-easy-sft-short-move-repeat-task",
+                "scienceworld-short-move-repeat-task-warm-start", "sdgym/ScienceWorld-v0"),
+               ("scienceworld-easy-sft-swap-colours", "scienceworld-swap-colours-warm-start",
+                "sdgym/ScienceWorld-v0")]
+"""Issue 39's experimental ScienceWorld warm starts: not shipped (each did worse than the shipped
+start, docs/results/four-settings.md), checked like the shipped ones where built locally
+(``sdgym sft --preset <recipe> --export agents/warm_starts/<name>``)."""
 
 SIZED = [(f"{name}-{size}", f"{recipe}-{size}", env_id) for size in ("tiny-s", "tiny-l")
          for name, recipe, env_id in SHIPPED[:4]]
@@ -62,10 +68,10 @@ SIZED = [(f"{name}-{size}", f"{recipe}-{size}", env_id) for size in ("tiny-s", "
 def test_every_shipped_warm_start_has_a_recipe_here() -> None:
     shipped = set(shipped_warm_starts())
     assert {name for name, _, _ in SHIPPED} <= shipped
-    assert shipped <= {name for name, _, _ in SHIPPED + SIZED}
+    assert shipped <= {name for name, _, _ in SHIPPED + SIZED + EXPERIMENTS}
 
 
-@pytest.mark.parametrize(("name", "recipe", "env_id"), SHIPPED + SIZED)
+@pytest.mark.parametrize(("name", "recipe", "env_id"), SHIPPED + SIZED + EXPERIMENTS)
 def test_shipped_warm_start_loads_in_float32_with_its_recipe(name: str, recipe: str,
                                                             env_id: str) -> None:
     from agents.warm_starts import model_size, weights_digest
