@@ -7,6 +7,7 @@ from sdgym_test_params import AVAILABLE_IDS
 
 from agents.prompts import (
     PromptLimits,
+    clip_text,
     public_turn,
     response_for_command,
     student_messages,
@@ -46,25 +47,30 @@ def test_repeated_task_text_is_referenced_not_repeated() -> None:
     assert text.count("buy a red mug") == 1
 
 
-def test_repeat_task_ends_the_prompt_with_the_task_statement_cut_like_the_first() -> None:
-    """ScienceWorld states its task on the first line, then describes the start room; Search-QA
-    puts the question last, after its instructions: the statement alone is repeated."""
-    repeat = PromptLimits(repeat_task=True)
-    sw = _user(repeat, task=f"{TASK}\n\nThis room is called the kitchen.",
-               env_id="sdgym/ScienceWorld-v0")
-    assert sw.splitlines()[-1] == f"Task, again: {TASK}" and sw.count("kitchen") == 1
-    qa = _user(repeat, task=f"Use search[...].\n{TASK}", env_id="sdgym/SearchQA-v0")
-    assert qa.splitlines()[-1] == f"Task, again: {TASK}" and qa.count("search[...]") == 1
-    assert _user(None).splitlines()[-1].startswith("Admissible actions:")
-    cut = _user(PromptLimits(repeat_task=True, observation_chars=20),
-                env_id="sdgym/ScienceWorld-v0").splitlines()
-    assert cut[-1] == "Task, again: " + cut[0].removeprefix("Task: ")
-    assert len(cut[-1]) == len("Task, again: ") + 20
+TASK_LINES = ["First line of the task text.", "Second line: buy a red mug.", "Last line: kitchen."]
 
 
-def test_repeat_task_on_an_env_that_names_no_task_statement_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="WebShop-v0 declares no task statement line"):
-        _user(PromptLimits(repeat_task=True), env_id="sdgym/WebShop-v0")
+@pytest.mark.parametrize("env_id", AVAILABLE_IDS)
+def test_repeat_task_ends_the_prompt_with_the_env_s_task_statement(env_id: str) -> None:
+    """The line the env names as its task statement (ScienceWorld: the first, before the start
+    room; Search-QA: the last, the question after the instructions) is repeated as the prompt's
+    last line, cut like the task; an env that names none makes it a clear error."""
+    from sdgym.registration import env_class
+
+    line = env_class(env_id).task_statement_line
+    task = "\n".join(TASK_LINES)
+    if line is None:
+        with pytest.raises(ValueError, match=f"{env_id} declares no task statement line"):
+            _user(PromptLimits(repeat_task=True), task=task, env_id=env_id)
+        return
+    statement = TASK_LINES[line]
+    text = _user(PromptLimits(repeat_task=True), task=task, env_id=env_id)
+    assert text.splitlines()[-1] == f"Task, again: {statement}"
+    assert text.count(statement) == 2 and all(text.count(other) == 1 for other in TASK_LINES
+                                              if other != statement)
+    assert not _user(None, task=task, env_id=env_id).splitlines()[-1].startswith("Task, again")
+    cut = _user(PromptLimits(repeat_task=True, observation_chars=20), task=task, env_id=env_id)
+    assert cut.splitlines()[-1] == f"Task, again: {clip_text(statement, 20)}"
 
 
 def test_unknown_limit_is_a_clear_error() -> None:

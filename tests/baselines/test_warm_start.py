@@ -45,7 +45,8 @@ def test_warm_start_reads_only_fields_that_enter_the_cache_key(tmp_path, monkeyp
 
 def test_the_tagged_fields_are_the_sft_inputs() -> None:
     assert set(sft_inputs(load_preset("cpu-smoke"))) == TAGGED - WHEN_SET
-    assert set(sft_inputs(load_preset("cpu-smoke", {"sft.detour_rate": 0.25}))) >= WHEN_SET
+    assert set(sft_inputs(load_preset("cpu-smoke", {"sft.detour_rate": 0.25,
+                                                    "sft.swap_words": [["a", "b"]]}))) >= WHEN_SET
     assert {"sft.steps", "sft.teacher_contexts", "model.tiny", "rollout.prompt"} <= TAGGED
 
 
@@ -55,7 +56,7 @@ def test_every_sft_input_changes_the_key(name) -> None:
     changed = {"env_id": "sdgym/WebShop-v0", "env_kwargs": {"size": "small"},
                "model.tiny": {"num_layers": 2}, "rollout.prompt": {"history": 1},
                "sft.teacher_contexts": ["skills"], "model.name": "other-model",
-               "sft.detour_rate": 0.25}
+               "sft.detour_rate": 0.25, "sft.swap_words": [["red", "blue"]]}
     value = changed.get(name)
     if value is None:
         old = sft_inputs(config)[name]
