@@ -50,9 +50,10 @@ def sdgym_chat_template(env_id: str, limits: PromptLimits, base_template: str) -
     system = system_prompt(env_id)
     obs_chars, hist_chars = limits.observation_chars, limits.history_chars
     nl = '{{- "\\n" -}}'
-    statement = f'task.split("\\n")[{task_statement_line(env_id)}]' if limits.repeat_task else ""
-    task_again = (f'{nl}{TASK_AGAIN} {{{{- " " ~ clip({statement}, {obs_chars}) -}}}}'
-                  if limits.repeat_task else "")
+    task_again = ""
+    if limits.repeat_task:
+        statement = f'task.split("\\n")[{task_statement_line(env_id)}]'
+        task_again = f'{nl}{TASK_AGAIN} {{{{- " " ~ clip({statement}, {obs_chars}) -}}}}'
     user = (
         '{%- macro clip(text, limit) -%}{%- if text|length <= limit -%}{{- text -}}{%- else -%}'
         '{{- text[:[0, limit - 3]|max] ~ "..." -}}{%- endif -%}{%- endmacro -%}'

@@ -35,7 +35,7 @@ from agents.model_loading import check_dtype_name
 from agents.pools import ROLLOUT_BACKENDS
 from agents.prompts import PromptLimits
 from baselines.grpo import GRPOConfig
-from baselines.typecheck import check_fields
+from baselines.typecheck import check_fields, field_default
 
 PRESET_DIR = Path(__file__).parent / "presets"
 WANDB_MODES: tuple[str, ...] = ("offline", "online", "disabled")
@@ -433,13 +433,6 @@ def set_path(values: dict[str, Any], parts: tuple[str, ...], value: Any) -> None
     values[parts[-1]] = value
 
 
-def _default(item: dataclasses.Field) -> Any:
-    """A dataclass field's default value (made by its ``default_factory`` where it has one)."""
-    if item.default_factory is not dataclasses.MISSING:
-        return item.default_factory()
-    return item.default
-
-
 def sft_inputs(config: TrainConfig) -> dict[str, Any]:
     """``{dotted path: value}`` of every field of ``config`` and its sections tagged
     :data:`SFT_INPUT` (what the warm start depends on); a field tagged
@@ -452,7 +445,7 @@ def sft_inputs(config: TrainConfig) -> dict[str, Any]:
                        for f in dataclasses.fields(SECTIONS[item.name])
                        if f.metadata.get("sft_input") and not (
                            f.metadata.get("keyed_when_set")
-                           and getattr(section, f.name) == _default(f))}
+                           and getattr(section, f.name) == field_default(f))}
         elif item.metadata.get("sft_input"):
             inputs[item.name] = getattr(config, item.name)
     return inputs

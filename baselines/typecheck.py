@@ -17,6 +17,13 @@ _NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or 
 _PLURAL = {int: "integers", float: "numbers", str: "strings", bool: "booleans"}
 
 
+def field_default(item: dataclasses.Field) -> Any:
+    """A dataclass field's default value (made by its ``default_factory`` where it has one)."""
+    if item.default_factory is not dataclasses.MISSING:
+        return item.default_factory()
+    return item.default
+
+
 def describe(hint: Any) -> str:
     """``list[int]`` → ``"a list of integers"`` (for error messages)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)

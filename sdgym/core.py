@@ -174,8 +174,10 @@ class TextEnv(gym.Env[str, str]):
     agent_role: ClassVar[str] = ""
     """The agent's role in its system prompt, e.g. ``"You are an agent in a household."``."""
     history_window: ClassVar[int] = 2
-    task_statement_line: ClassVar[int | None] = None
     """Observation/action pairs kept in a student prompt (METHODS.md)."""
+    task_statement_line: ClassVar[int | None] = None
+    """Which line of the first observation states the task (``0``, ``-1``): what
+    ``rollout.prompt.repeat_task`` repeats; ``None``: no line does."""
     skills: ClassVar[dict[str, str]] = {}
     """Task type → guidance text for the ``skills`` teacher context, plus a ``"default"`` entry
     for task types without their own text."""

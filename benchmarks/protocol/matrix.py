@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baselines.config import preset_path, read_preset
-from baselines.typecheck import check_fields
+from baselines.typecheck import check_fields, field_default
 from benchmarks.protocol.merge import PLAN_FILE, SIZES_KEY
 from sdgym.cache import atomic_write_text, ran_out_of_disk
 from sdgym.registration import all_environments, implemented
@@ -153,6 +153,10 @@ RUN_CONTROL_FIELDS = ("retries", "disk_full_retries", "disk_full_wait_seconds", 
 """Preset fields that change how cells are run or described, not what they measure: left out of
 the fingerprint, so changing them re-runs nothing."""
 
+HASHED_WHEN_SET = ("premise_methods",)
+"""Preset fields added after runs were archived: in the fingerprint only where set away from their
+default, so every older run's fingerprint holds."""
+
 
 def preset_fingerprint(preset: BenchmarkPreset) -> str:
     """Hash of the benchmark preset, the training preset files it names and the weights of the
@@ -172,10 +176,10 @@ def preset_fingerprint(preset: BenchmarkPreset) -> str:
         train_files[name] = chain[0] if len(chain) == 1 else chain  # a base edited: re-run
         model = load_preset(name).model.name
         models[model] = shipped_weights_digest(model)
+    unset = {item.name for item in dataclasses.fields(preset) if item.name in HASHED_WHEN_SET
+             and getattr(preset, item.name) == field_default(item)}
     settings = {name: value for name, value in dataclasses.asdict(preset).items()
-                if name not in RUN_CONTROL_FIELDS}
-    if not settings["premise_methods"]:  # added later: unset, every older fingerprint holds
-        del settings["premise_methods"]
+                if name not in RUN_CONTROL_FIELDS and name not in unset}
     data = json.dumps([settings, train_files, models], sort_keys=True,
                       default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
