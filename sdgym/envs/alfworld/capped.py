@@ -6,11 +6,13 @@ runs a function in a ``fork()`` of the current process with ``RLIMIT_AS`` set to
 current address-space size plus ``PlanLimits.memory_bytes``: the search's memory grows with the
 number of states it stores, so this budget acts as a cap on search nodes that does not depend on
 the machine's speed. ``PlanLimits.timeout_s`` is only a safety net (a stuck child is killed). The
-child's result comes back as JSON through a pipe; the child is always reaped.
+child's result, or the exception it raised, comes back as JSON through a pipe; the child is
+always reaped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -52,15 +54,20 @@ def _child(function: Callable[[], Any], limits: PlanLimits, write_fd: int) -> No
         if hard != resource.RLIM_INFINITY:
             cap = min(cap, hard)
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-        payload = json.dumps({"result": function()}).encode()
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(write_fd, view) :]
+        _write_all(write_fd, json.dumps({"result": function()}).encode())
         status = 0
-    except BaseException:  # noqa: BLE001 - any failure (MemoryError included) is reported by status
+    except BaseException as error:  # noqa: BLE001 - any failure (MemoryError included) is reported
         status = 1
+        with contextlib.suppress(BaseException):  # best effort: memory may be exhausted
+            _write_all(write_fd, json.dumps({"error": f"{type(error).__name__}: {error}"}).encode())
     finally:
         os._exit(status)
+
+
+def _write_all(write_fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(write_fd, view) :]
 
 
 def _read_until(read_fd: int, deadline: float) -> bytes | None:
@@ -104,8 +111,17 @@ def run_capped(function: Callable[[], Any], limits: PlanLimits | None = None) ->
         _, status = os.waitpid(pid, 0)
     if payload is None:
         raise PlanningLimitExceeded(f"planner exceeded {limits.timeout_s:g} s")
-    if os.waitstatus_to_exitcode(status) != 0 or not payload:
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0 or not payload:
         raise PlanningLimitExceeded(
-            f"planner failed or exceeded {limits.memory_bytes / 2**20:.0f} MiB"
+            f"planner failed or exceeded {limits.memory_bytes / 2**20:.0f} MiB "
+            f"({_child_error(payload, code)})"
         )
     return json.loads(payload)["result"]
+
+
+def _child_error(payload: bytes, code: int) -> str:
+    """What the failed child reported (its exception), else how it ended."""
+    with contextlib.suppress(ValueError, KeyError, TypeError):
+        return str(json.loads(payload)["error"])
+    return f"signal {-code}" if code < 0 else f"exit status {code}, no report"

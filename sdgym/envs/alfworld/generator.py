@@ -16,6 +16,7 @@ crash leaves no half-written entry). Generation is deterministic: the same bytes
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,12 @@ def solve(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | None:
 
     Planning and replay run in a capped child (:func:`~.capped.run_capped`), so the caller's
     process loads no engine. Raises :class:`SceneError` if the room can't host the task."""
+    outcome = attempt(spec, limits)
+    return outcome if isinstance(outcome, GameFiles) else None
+
+
+def attempt(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | str:
+    """:func:`solve`, with the reason instead of ``None`` when ``spec`` yields no game."""
     scene = scene_from_spec(spec)
     files = game_from_spec(spec, scene)
     view_game = scene_game(task_view(scene), game_name(spec))
@@ -145,23 +152,29 @@ def solve(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | None:
         walkthrough = run_capped(
             lambda: plan_and_replay(files.game, view_game), limits or PLAN_LIMITS
         )
-    except PlanningLimitExceeded:
-        return None
+    except PlanningLimitExceeded as error:
+        return str(error)
     if walkthrough is None:
-        return None
+        return "the plan did not win the whole game"
     return GameFiles({**files.game, "solvable": True, "walkthrough": walkthrough}, files.traj)
 
 
 def build_game(split: str, index: int, size: str = "full") -> GameFiles:
     """Generate and verify the game of ``(split, index)`` (deterministic)."""
+    reasons: Counter[str] = Counter()
     for spec in task_specs(split, index, size):
         try:
-            files = solve(spec)
+            outcome = attempt(spec)
         except SceneError:
+            reasons["the room could not host the task"] += 1
             continue
-        if files is not None:
-            return files
-    raise GenerationError(f"no solvable game for {split!r} task {index} ({size} rooms)")
+        if isinstance(outcome, GameFiles):
+            return outcome
+        reasons[outcome] += 1
+    summary = "; ".join(f"{count}x {reason}" for reason, count in reasons.most_common(3))
+    raise GenerationError(
+        f"no solvable game for {split!r} task {index} ({size} rooms): {summary}"
+    )
 
 
 def cache_root(split: str, size: str = "full") -> Path:

@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -104,6 +105,24 @@ def test_planning_over_its_cap_redraws_deterministically(tmp_path, monkeypatch) 
     assert files.traj["sdgym"]["attempt"] == 0
     assert digests[0] == digests[1] != hashlib.sha256(b"").hexdigest()
     assert b'"attempt": 1' in (folder / TRAJ_FILE).read_bytes()
+
+
+def test_a_task_with_no_solvable_draw_says_why_every_draw_failed(monkeypatch) -> None:
+    """When every candidate fails, the error counts the reasons, the child's exception included."""
+    real = generator.run_capped
+
+    def planner_crashes(function, limits):
+        return real(lambda: {}["no such entity"], limits)
+
+    monkeypatch.setattr(generator, "run_capped", planner_crashes)
+    with pytest.raises(generator.GenerationError) as raised:
+        build_game("easy", 0, "small")
+    message = str(raised.value)
+    assert "'easy' task 0 (small rooms)" in message
+    crashes = re.search(r"(\d+)x planner failed .*KeyError: 'no such entity'", message)
+    hosted = re.search(r"(\d+)x the room could not host the task", message)
+    counted = int(crashes.group(1)) + (int(hosted.group(1)) if hosted else 0)
+    assert counted == len(generator.task_specs("easy", 0, "small")), message
 
 
 @pytest.mark.slow
