@@ -56,6 +56,8 @@ EXPERIMENTS = [("scienceworld-easy-sft-short-move", "scienceworld-short-move-war
                ("scienceworld-easy-sft-swap-colours", "scienceworld-swap-colours-warm-start",
                 "sdgym/ScienceWorld-v0"),
                ("scienceworld-easy-sft-tiny-l", "scienceworld-warm-start-tiny-l",
+                "sdgym/ScienceWorld-v0"),
+               ("scienceworld-easy-sft-swap-colours-long", "scienceworld-swap-colours-long-warm-start",
                 "sdgym/ScienceWorld-v0")]
 """Issue 39's experimental ScienceWorld warm starts: not shipped (each did worse than the shipped
 start, docs/results/four-settings.md), checked like the shipped ones where built locally
