@@ -139,11 +139,11 @@ def solve(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | None:
 
     Planning and replay run in a capped child (:func:`~.capped.run_capped`), so the caller's
     process loads no engine. Raises :class:`SceneError` if the room can't host the task."""
-    outcome = attempt(spec, limits)
+    outcome = solve_with_reason(spec, limits)
     return outcome if isinstance(outcome, GameFiles) else None
 
 
-def attempt(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | str:
+def solve_with_reason(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | str:
     """:func:`solve`, with the reason instead of ``None`` when ``spec`` yields no game."""
     scene = scene_from_spec(spec)
     files = game_from_spec(spec, scene)
@@ -164,7 +164,7 @@ def build_game(split: str, index: int, size: str = "full") -> GameFiles:
     reasons: Counter[str] = Counter()
     for spec in task_specs(split, index, size):
         try:
-            outcome = attempt(spec)
+            outcome = solve_with_reason(spec)
         except SceneError:
             reasons["the room could not host the task"] += 1
             continue
