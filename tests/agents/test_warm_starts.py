@@ -240,6 +240,7 @@ def test_webshop_warm_start_teachers_read_the_task_contexts_better_than_its_stud
     ("scienceworld-easy-sft-short-move", "cpu-mini-scienceworld-short-move"),
     ("scienceworld-easy-sft-short-move-repeat-task", "cpu-mini-scienceworld-short-move-repeat-task"),
     ("scienceworld-easy-sft-swap-colours", "cpu-mini-scienceworld-swap-colours"),
+    ("scienceworld-easy-sft-swap-colours-long", "cpu-mini-scienceworld-swap-colours-long"),
 ])
 def test_new_env_presets_use_their_warm_starts_prompt_limits_and_env(model: str, preset: str) -> None:
     from baselines.config import load_preset
