@@ -12,10 +12,13 @@ the ``messages``, the ``response``), and per episode takes
   inside ``<action>…</action>``) of the episode that matches it.
 
 It prints how many episodes named a value, the share that named the task's value with its 95%
-bootstrap interval over those episodes (:func:`benchmarks.protocol.statistics.mean_interval`),
-the share a policy that ignores the task would get (``1/k`` for ``k`` task values seen), and how
-often each value was named: a policy that recalls rather than copies names its values in one
-preferred order whatever the task says.
+bootstrap interval (:func:`benchmarks.protocol.statistics.mean_interval` over the tasks, each
+task's share averaged over its rollout seeds, so repeated tasks are not counted as independent),
+the share a policy would get that names each value as often as this one does but independently
+of the task (``sum over values v of P(named v) * P(task v)``), and how often each value was
+named: a policy that recalls rather than copies names its values in one preferred order whatever
+the task says. Actions are read as the env reads them (:func:`sdgym.wrappers.tagged_actions.
+extract_tagged`: the first ``<action>`` block, any case).
 
 Example: ScienceWorld's find tasks end with ``move it to the <colour> box``, so a start that
 copies names the task's colour in its first ``move … box`` command::
@@ -42,8 +45,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.protocol.statistics import Interval, mean_interval
-
-ACTION = re.compile(r"<action>(.*?)</action>", re.DOTALL)
+from sdgym.wrappers.tagged_actions import DEFAULT_TAGS, extract_tagged
 
 
 @dataclass
@@ -56,10 +58,13 @@ class CopiedFeature:
     """Episodes whose first prompt does not match the task pattern (left out)."""
     named: int
     """Episodes (with a task value) that sent an action matching the action pattern."""
+    copied_count: int
+    """Of those, the episodes whose first such action named the task's value."""
     copied: Interval
-    """Share of those whose first such action named the task's value, with its 95% interval."""
+    """That share (mean over tasks of each task's share), with its 95% interval."""
     chance: float
-    """``1/k`` for the ``k`` distinct task values seen: what ignoring the task gets on average."""
+    """The share expected if the same values were named independently of the task:
+    ``sum_v P(named v) * P(task v)`` over those episodes."""
     named_values: Counter[str]
     """How often each value was named in those first actions."""
     task_values: Counter[str]
@@ -82,12 +87,19 @@ def first_group(pattern: re.Pattern[str], text: str) -> str | None:
 
 
 def episodes_of(turns: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Turn records grouped by episode (rollout seed, task, trajectory), each in turn order."""
-    grouped: dict[tuple[Any, Any, Any], list[dict[str, Any]]] = {}
+    """Turn records grouped by episode (rollout seed, task, trajectory), each in turn order.
+
+    Raises ValueError if one episode has a turn twice (two files of records concatenated)."""
+    grouped: dict[tuple[Any, Any, Any], dict[int, dict[str, Any]]] = {}
     for turn in turns:
         key = (turn.get("rollout_seed"), turn.get("task_id"), turn.get("traj_id"))
-        grouped.setdefault(key, []).append(turn)
-    return [sorted(episode, key=lambda t: int(t.get("turn", 0))) for episode in grouped.values()]
+        number = int(turn.get("turn", 0))
+        episode = grouped.setdefault(key, {})
+        if number in episode:
+            raise ValueError(f"turn {number} of episode (rollout seed {key[0]}, task {key[1]}, "
+                             f"trajectory {key[2]}) appears twice: give one eval's records")
+        episode[number] = turn
+    return [[episode[n] for n in sorted(episode)] for episode in grouped.values()]
 
 
 def copied_feature(turns: Sequence[dict[str, Any]], task_pattern: str, action_pattern: str,
@@ -97,7 +109,7 @@ def copied_feature(turns: Sequence[dict[str, Any]], task_pattern: str, action_pa
         action_pattern, "--action-pattern")
     episodes = episodes_of(turns)
     untagged = 0
-    hits: list[float] = []
+    hits_by_task: dict[Any, list[float]] = {}
     named_values: Counter[str] = Counter()
     task_values: Counter[str] = Counter()
     for episode in episodes:
@@ -106,17 +118,22 @@ def copied_feature(turns: Sequence[dict[str, Any]], task_pattern: str, action_pa
             untagged += 1
             continue
         for turn in episode:
-            action = ACTION.search(str(turn.get("response", "")))
-            named = first_group(action_re, action[1]) if action else None
+            _, action = extract_tagged(turn.get("response"), DEFAULT_TAGS)
+            named = first_group(action_re, action) if action is not None else None
             if named is not None:
-                hits.append(float(named == task_value))
+                hits_by_task.setdefault(turn.get("task_id"), []).append(float(named == task_value))
                 named_values[named] += 1
                 task_values[task_value] += 1
                 break
-    copied = mean_interval(np.array([hits]), seed) if hits else Interval(float("nan"))
-    chance = 1.0 / len(task_values) if task_values else float("nan")
-    return CopiedFeature(len(episodes), untagged, len(hits), copied, chance, named_values,
-                         task_values)
+    named = sum(named_values.values())
+    copied_count = int(sum(sum(hits) for hits in hits_by_task.values()))
+    if not named:
+        return CopiedFeature(len(episodes), untagged, 0, 0, Interval(float("nan")),
+                             float("nan"), named_values, task_values)
+    task_shares = np.array([[float(np.mean(hits)) for hits in hits_by_task.values()]])
+    chance = sum(named_values[v] * task_values[v] for v in task_values) / named**2
+    return CopiedFeature(len(episodes), untagged, named, copied_count,
+                         mean_interval(task_shares, seed), chance, named_values, task_values)
 
 
 def compile_pattern(pattern: str, option: str) -> re.Pattern[str]:
@@ -151,15 +168,19 @@ def read_turns(path: str | Path) -> list[dict[str, Any]]:
     return turns
 
 
+def by_count(counts: Counter[str]) -> str:
+    """``"red 54, yellow 44, ..."``: values by decreasing count."""
+    return ", ".join(f"{value} {count}" for value, count in counts.most_common())
+
+
 def summary(result: CopiedFeature) -> str:
     """The result as the lines the command prints."""
-    by_count = lambda counts: ", ".join(f"{v} {n}" for v, n in counts.most_common())  # noqa: E731
     lines = [f"episodes: {result.episodes} ({result.untagged} without a task value); "
              f"{result.named} sent an action naming a value"]
     if result.named:
-        lines += [f"first such action names the task's value: "
-                  f"{round(result.copied.point * result.named)}/{result.named} = "
-                  f"{result.copied.fmt()} (ignoring the task: {result.chance:.3f})",
+        lines += [f"first such action names the task's value: {result.copied_count}/"
+                  f"{result.named}; share over tasks {result.copied.fmt()} (naming the same "
+                  f"values independently of the task: {result.chance:.3f})",
                   f"values named: {by_count(result.named_values)}",
                   f"task values: {by_count(result.task_values)}"]
     return "\n".join(lines)

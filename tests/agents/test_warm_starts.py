@@ -57,8 +57,8 @@ EXPERIMENTS = [("scienceworld-easy-sft-short-move", "scienceworld-short-move-war
                 "sdgym/ScienceWorld-v0"),
                ("scienceworld-easy-sft-tiny-l", "scienceworld-warm-start-tiny-l",
                 "sdgym/ScienceWorld-v0"),
-               ("scienceworld-easy-sft-swap-colours-long", "scienceworld-swap-colours-long-warm-start",
-                "sdgym/ScienceWorld-v0")]
+               ("scienceworld-easy-sft-swap-colours-long",
+                "scienceworld-swap-colours-long-warm-start", "sdgym/ScienceWorld-v0")]
 """Issue 39's experimental ScienceWorld warm starts: not shipped (each did worse than the shipped
 start, docs/results/four-settings.md), checked like the shipped ones where built locally
 (``sdgym sft --preset <recipe> --export agents/warm_starts/<name>``)."""

@@ -35,15 +35,24 @@ def test_the_first_naming_action_of_each_episode_is_compared_with_its_task() -> 
              + _episode(1, "blue", ["move pot 2 to the blue box"], messages=True)
              + _episode(2, "blue", ["move pot 3 to red box", "move pot 3 to blue box"])
              + _episode(3, "green", ["focus on pot 4"])  # never names a box
-             + _episode(0, "red", ["move pot 1 to red box"], seed=1))  # same traj id, other seed
+             + _episode(0, "red", ["move pot 1 to red box"], seed=1)  # same traj id, other seed
+             + _episode(4, "red", ["move pot 5 to red box"]))
+    turns[-1]["response"] = turns[-1]["response"].replace("action>", "ACTION>")  # as the env reads
     turns.reverse()  # records out of order: the turn field orders them
     result = copied_feature(turns, TASK, ACTION)
-    assert (result.episodes, result.untagged, result.named) == (5, 0, 4)
+    assert (result.episodes, result.untagged, result.named, result.copied_count) == (6, 0, 5, 4)
+    # per task: find/0 2 of 2 (two rollout seeds), find/1 1 of 1, find/2 0 of 1, find/4 1 of 1
     assert result.copied.point == pytest.approx(3 / 4)
     assert result.copied.low is not None and result.copied.low < 0.75 < result.copied.high
-    assert result.chance == pytest.approx(1 / 2)  # red and blue among the episodes that named
-    assert result.named_values == {"red": 3, "blue": 1}  # the <think> text's yellow is not read
-    assert result.task_values == {"red": 2, "blue": 2}
+    assert result.named_values == {"red": 4, "blue": 1}  # the <think> text's yellow is not read
+    assert result.task_values == {"red": 3, "blue": 2}
+    assert result.chance == pytest.approx((4 * 3 + 1 * 2) / 25)  # not 1/2: red is named more
+
+
+def test_one_turn_twice_is_refused() -> None:
+    turns = _episode(0, "red", ["move pot to red box"])
+    with pytest.raises(ValueError, match="turn 0 of episode .* appears twice"):
+        copied_feature(turns + turns, TASK, ACTION)
 
 
 def test_episodes_without_a_task_value_are_left_out_and_counted() -> None:
@@ -56,7 +65,8 @@ def test_episodes_without_a_task_value_are_left_out_and_counted() -> None:
 
 def test_bad_input_is_one_line_with_exit_2(tmp_path, capsys) -> None:
     good = tmp_path / "turns.jsonl"
-    good.write_text("".join(json.dumps(t) + "\n" for t in _episode(0, "red", ["move a to red box"])))
+    turns = _episode(0, "red", ["move a to red box"])
+    good.write_text("".join(json.dumps(t) + "\n" for t in turns))
     assert main([str(good), "--task-pattern", TASK, "--action-pattern", ACTION]) == 0
     assert "1/1" in capsys.readouterr().out
     assert main([str(good), "--task-pattern", "(", "--action-pattern", ACTION]) == 2

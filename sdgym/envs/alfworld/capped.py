@@ -19,9 +19,13 @@ import resource
 import select
 import signal
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+ERROR_CHARS = 200
+"""Longest exception text a failed child reports (entity names make each one differ)."""
 
 
 class PlanningLimitExceeded(RuntimeError):
@@ -59,12 +63,15 @@ def _child(function: Callable[[], Any], limits: PlanLimits, write_fd: int) -> No
     except BaseException as error:  # noqa: BLE001 - any failure (MemoryError included) is reported
         status = 1
         with contextlib.suppress(BaseException):  # best effort: memory may be exhausted
-            _write_all(write_fd, json.dumps({"error": f"{type(error).__name__}: {error}"}).encode())
+            text = traceback.format_exception_only(error)[-1].strip()[:ERROR_CHARS]
+            _write_all(write_fd, json.dumps({"error": text,
+                                             "memory": isinstance(error, MemoryError)}).encode())
     finally:
         os._exit(status)
 
 
 def _write_all(write_fd: int, payload: bytes) -> None:
+    """Write all of ``payload`` to the pipe ``write_fd`` (``os.write`` may write part of it)."""
     view = memoryview(payload)
     while view:
         view = view[os.write(write_fd, view) :]
@@ -113,15 +120,26 @@ def run_capped(function: Callable[[], Any], limits: PlanLimits | None = None) ->
         raise PlanningLimitExceeded(f"planner exceeded {limits.timeout_s:g} s")
     code = os.waitstatus_to_exitcode(status)
     if code != 0 or not payload:
-        raise PlanningLimitExceeded(
-            f"planner failed or exceeded {limits.memory_bytes / 2**20:.0f} MiB "
-            f"({_child_error(payload, code)})"
-        )
+        raise PlanningLimitExceeded(_failure(payload, code, limits))
     return json.loads(payload)["result"]
 
 
-def _child_error(payload: bytes, code: int) -> str:
-    """What the failed child reported (its exception), else how it ended."""
-    with contextlib.suppress(ValueError, KeyError, TypeError):
-        return str(json.loads(payload)["error"])
-    return f"signal {-code}" if code < 0 else f"exit status {code}, no report"
+def _failure(payload: bytes, code: int, limits: PlanLimits) -> str:
+    """Why the child gave no result: its exception (out of memory: the cap), else how it ended.
+
+    A child killed by a signal or failing in C code without a report may have run out of its
+    memory budget too, so those messages name the cap as a possible cause."""
+    cap = f"{limits.memory_bytes / 2**20:.0f} MiB"
+    try:
+        report = json.loads(payload)
+        error, memory = str(report["error"]), bool(report.get("memory"))
+    except (ValueError, KeyError, TypeError):
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"planner killed by {signal.Signals(-code).name} (over {cap}?)"
+            return f"planner killed by signal {-code} (over {cap}?)"
+        report_state = "an unreadable report" if payload else "no report"
+        return f"planner ended with exit status {code} and {report_state} (over {cap}?)"
+    if memory:
+        return f"planner exceeded {cap} ({error})"
+    return f"planner failed ({error})"

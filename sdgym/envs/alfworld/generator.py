@@ -106,6 +106,12 @@ def game_from_spec(spec: TaskSpec, scene: Scene | None = None) -> GameFiles:
 def plan_and_replay(game: dict[str, Any], view_game: dict[str, Any]) -> list[str] | None:
     """fast-downward's plan for ``view_game`` (a task view of ``game``) as ``game``'s commands
     (its own numbering of "cabinet 3"), if replaying it wins ``game``; else ``None``."""
+    return planned_walkthrough(game, view_game).get("walkthrough")
+
+
+def planned_walkthrough(game: dict[str, Any], view_game: dict[str, Any]) -> dict[str, Any]:
+    """:func:`plan_and_replay` as ``{"walkthrough": [...]}``, or ``{"failure": why}`` where the
+    plan does not win ``game`` (:func:`replay_failure`)."""
     env = start_game(game)
     try:
         view = start_game(view_game)
@@ -115,47 +121,53 @@ def plan_and_replay(game: dict[str, Any], view_game: dict[str, Any]) -> list[str
                 walkthrough = list(view.unwrapped._pddl_state.replan(env.unwrapped._entity_infos))
         finally:
             view.close()
-        return walkthrough if replay_wins(env, walkthrough) else None
+        failure = replay_failure(env, walkthrough)
+        return {"walkthrough": walkthrough} if failure is None else {"failure": failure}
     finally:
         env.close()
 
 
-def replay_wins(env: Any, walkthrough: list[str]) -> bool:
-    """Whether ``walkthrough`` wins ``env``'s game from reset, each command admissible when played.
-
-    A game already won at reset (goal true in the initial state) does not count."""
+def replay_failure(env: Any, walkthrough: list[str]) -> str | None:
+    """Why ``walkthrough`` does not win ``env``'s game from reset, each command admissible when
+    played; ``None`` if it does. A game already won at reset (goal true in the initial state)
+    does not count."""
     state = reset_game(env)
-    if state["won"] or not walkthrough:
-        return False
+    if state["won"]:
+        return "the goal holds at reset"
+    if not walkthrough:
+        return "the planner found no plan"
     for command in walkthrough:
         if command not in state["admissible_commands"]:
-            return False
+            return "a planned command is not admissible on the whole game"
         state = step_game(env, command)
-    return bool(state["won"])
+    return None if state["won"] else "the plan ends without winning the whole game"
 
 
 def solve(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | None:
-    """The verified game of ``spec`` with its walkthrough, or ``None`` (the caller redraws).
-
-    Planning and replay run in a capped child (:func:`~.capped.run_capped`), so the caller's
-    process loads no engine. Raises :class:`SceneError` if the room can't host the task."""
+    """The verified game of ``spec`` with its walkthrough, or ``None`` (the caller redraws):
+    :func:`solve_with_reason` without the reason."""
     outcome = solve_with_reason(spec, limits)
     return outcome if isinstance(outcome, GameFiles) else None
 
 
 def solve_with_reason(spec: TaskSpec, limits: PlanLimits | None = None) -> GameFiles | str:
-    """:func:`solve`, with the reason instead of ``None`` when ``spec`` yields no game."""
+    """The verified game of ``spec`` with its walkthrough, or why there is none (the caller
+    redraws).
+
+    Planning and replay run in a capped child (:func:`~.capped.run_capped`), so the caller's
+    process loads no engine. Raises :class:`SceneError` if the room can't host the task."""
     scene = scene_from_spec(spec)
     files = game_from_spec(spec, scene)
     view_game = scene_game(task_view(scene), game_name(spec))
     try:
-        walkthrough = run_capped(
-            lambda: plan_and_replay(files.game, view_game), limits or PLAN_LIMITS
+        planned = run_capped(
+            lambda: planned_walkthrough(files.game, view_game), limits or PLAN_LIMITS
         )
     except PlanningLimitExceeded as error:
         return str(error)
-    if walkthrough is None:
-        return "the plan did not win the whole game"
+    if "walkthrough" not in planned:
+        return str(planned["failure"])
+    walkthrough = planned["walkthrough"]
     return GameFiles({**files.game, "solvable": True, "walkthrough": walkthrough}, files.traj)
 
 
@@ -171,9 +183,14 @@ def build_game(split: str, index: int, size: str = "full") -> GameFiles:
         if isinstance(outcome, GameFiles):
             return outcome
         reasons[outcome] += 1
-    summary = "; ".join(f"{count}x {reason}" for reason, count in reasons.most_common(3))
+    shown = reasons.most_common(3)
+    summary = "; ".join(f"{count}x {reason}" for reason, count in shown)
+    others = sum(reasons.values()) - sum(count for _, count in shown)
+    if others:
+        summary += f"; {others}x other reasons"
     raise GenerationError(
-        f"no solvable game for {split!r} task {index} ({size} rooms): {summary}"
+        f"no solvable game for {split!r} task {index} ({size} rooms) in "
+        f"{sum(reasons.values())} draws: {summary}"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 import pytest
@@ -25,7 +26,7 @@ def test_memory_cap_ends_the_child() -> None:
     def hog() -> int:
         return len(bytearray(512 << 20))
 
-    with pytest.raises(PlanningLimitExceeded, match="64 MiB.*MemoryError"):
+    with pytest.raises(PlanningLimitExceeded, match=r"^planner exceeded 64 MiB \(MemoryError"):
         run_capped(hog, PlanLimits(memory_bytes=64 << 20))
     assert run_capped(hog, PlanLimits(memory_bytes=1 << 30)) == 512 << 20
 
@@ -41,8 +42,25 @@ def test_timeout_kills_and_reaps_the_child() -> None:
 
 def test_exceptions_in_the_child_and_bad_limits() -> None:
     before = set(_children())
-    with pytest.raises(PlanningLimitExceeded, match="ZeroDivisionError: division by zero"):
+    with pytest.raises(PlanningLimitExceeded,
+                       match=r"^planner failed \(ZeroDivisionError: division by zero\)$"):
         run_capped(lambda: 1 / 0)
     with pytest.raises(ValueError, match="positive"):
         run_capped(lambda: 1, PlanLimits(memory_bytes=0))
     assert set(_children()) <= before
+
+
+def test_a_child_that_dies_without_a_report_says_how_it_ended() -> None:
+    before = set(_children())
+    with pytest.raises(PlanningLimitExceeded, match=r"killed by SIGKILL \(over 1024 MiB\?\)"):
+        run_capped(lambda: os.kill(os.getpid(), signal.SIGKILL))
+    with pytest.raises(PlanningLimitExceeded, match=r"exit status 3 and no report"):
+        run_capped(lambda: os._exit(3))
+
+    assert set(_children()) <= before
+
+
+def test_a_long_exception_text_is_cut() -> None:
+    with pytest.raises(PlanningLimitExceeded) as raised:
+        run_capped(lambda: (_ for _ in ()).throw(ValueError("x" * 10_000)))
+    assert len(str(raised.value)) < 300

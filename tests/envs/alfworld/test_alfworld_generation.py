@@ -21,7 +21,12 @@ from sdgym.envs.alfworld import generator  # noqa: E402
 from sdgym.envs.alfworld.capped import PlanLimits  # noqa: E402
 from sdgym.envs.alfworld.engine import reset_game, start_game  # noqa: E402
 from sdgym.envs.alfworld.game_io import GAME_FILE, TRAJ_FILE  # noqa: E402
-from sdgym.envs.alfworld.generator import build_game, game_folder, scene_from_spec  # noqa: E402
+from sdgym.envs.alfworld.generator import (  # noqa: E402
+    build_game,
+    game_folder,
+    load_generated,
+    scene_from_spec,
+)
 from sdgym.envs.alfworld.scene import TASK_TYPES, task_view  # noqa: E402
 from sdgym.envs.alfworld.splits import (  # noqa: E402
     SPLITS,
@@ -108,7 +113,8 @@ def test_planning_over_its_cap_redraws_deterministically(tmp_path, monkeypatch) 
 
 
 def test_a_task_with_no_solvable_draw_says_why_every_draw_failed(monkeypatch) -> None:
-    """When every candidate fails, the error counts the reasons, the child's exception included."""
+    """When every candidate fails, the error counts the draws and their reasons, the child's
+    exception included."""
     real = generator.run_capped
 
     def planner_crashes(function, limits):
@@ -118,11 +124,27 @@ def test_a_task_with_no_solvable_draw_says_why_every_draw_failed(monkeypatch) ->
     with pytest.raises(generator.GenerationError) as raised:
         build_game("easy", 0, "small")
     message = str(raised.value)
-    assert "'easy' task 0 (small rooms)" in message
-    crashes = re.search(r"(\d+)x planner failed .*KeyError: 'no such entity'", message)
+    draws = len(generator.task_specs("easy", 0, "small"))
+    assert f"'easy' task 0 (small rooms) in {draws} draws: " in message
+    crashes = re.search(r"(\d+)x planner failed \(KeyError: 'no such entity'\)", message)
+    assert crashes is not None, message
     hosted = re.search(r"(\d+)x the room could not host the task", message)
-    counted = int(crashes.group(1)) + (int(hosted.group(1)) if hosted else 0)
-    assert counted == len(generator.task_specs("easy", 0, "small")), message
+    assert int(crashes.group(1)) + (int(hosted.group(1)) if hosted else 0) == draws, message
+
+
+def test_a_plan_that_does_not_win_says_why() -> None:
+    game = load_generated("easy", 0, "small").game
+    walkthrough = list(game["walkthrough"])
+    env = start_game(game)
+    try:
+        assert generator.replay_failure(env, walkthrough) is None
+        assert generator.replay_failure(env, []) == "the planner found no plan"
+        assert generator.replay_failure(env, walkthrough[:-1]) == (
+            "the plan ends without winning the whole game")
+        assert generator.replay_failure(env, ["fly to the moon"] + walkthrough) == (
+            "a planned command is not admissible on the whole game")
+    finally:
+        env.close()
 
 
 @pytest.mark.slow
