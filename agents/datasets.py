@@ -106,8 +106,10 @@ def task_dataset(
     env = gym.make(env_id, **{**dict(env_kwargs or {}), "privileged": privileged})
     try:
         core = env.unwrapped
-        if split not in core.splits:
-            raise ValueError(f"unknown split {split!r} for {env_id}; it has {list(core.splits)}")
+        try:
+            core.check_split(split)
+        except ValueError as error:
+            raise ValueError(f"{env_id}: {error}") from None
         indices = range(core.task_count(split)) if task_indices is None else list(task_indices)
         rows = task_rows(env, env_id, split, indices, chosen, privileged=privileged)
     finally:

@@ -3,7 +3,7 @@
 A concrete environment supplies only its engine, through a handful of hooks:
 
 ========================  ==================================================================
-``task_count(split)``     how many tasks a split holds
+``_task_count(split)``    how many tasks a split holds
 ``_start_task(split, i)`` load task ``i`` of ``split``; return the first observation
 ``_engine_step(action)``  apply a cleaned, non-empty command; return :class:`EngineStep`, or
                           raise :class:`InvalidAction` (the world must then be unchanged)
@@ -38,7 +38,9 @@ and ``baselines.skills`` through :func:`sdgym.registration.env_class`; no table 
 
 :class:`TextEnv` turns those into the Gymnasium API: text spaces, the public ``info`` keys, the
 privileged channel, deterministic task choice from ``(split, task_index)`` or ``(split, seed)``,
-invalid-action handling that never raises, and idempotent ``close()``.
+split slices (``"easy_train[1::2]"``, :mod:`sdgym.splits`; the hooks only ever see a whole
+split and its own task indices), invalid-action handling that never raises, and idempotent
+``close()``.
 
 Example:
     >>> import gymnasium as gym, sdgym
@@ -62,6 +64,7 @@ import gymnasium as gym
 import numpy as np
 
 from sdgym.spaces import UnicodeText, to_text
+from sdgym.splits import parse_split
 
 PUBLIC_INFO_KEYS: tuple[str, ...] = (
     "task_id",
@@ -221,8 +224,8 @@ class TextEnv(gym.Env[str, str]):
         self._last_info: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ hooks
-    def task_count(self, split: str) -> int:
-        """Number of tasks in ``split``."""
+    def _task_count(self, split: str) -> int:
+        """Number of tasks in ``split`` (one of :attr:`splits`)."""
         raise NotImplementedError
 
     def _start_task(self, split: str, task_index: int) -> str:
@@ -259,20 +262,29 @@ class TextEnv(gym.Env[str, str]):
 
     @classmethod
     def check_split(cls, split: str) -> None:
-        """Raise ValueError naming ``split`` and this env's splits unless it is one of them
-        (a class method: a command checks its ``--split`` before it builds anything)."""
-        if split not in cls.splits:
-            raise ValueError(f"unknown split {split!r}; this env has {list(cls.splits)}")
+        """Raise ValueError naming ``split`` and this env's splits unless it is one of them or
+        a slice of one (``"easy_train[1::2]"``, :mod:`sdgym.splits`); a class method: a command
+        checks its ``--split`` before it builds anything."""
+        base = parse_split(split).base
+        if base not in cls.splits:
+            raise ValueError(f"unknown split {base!r}; this env has {list(cls.splits)}")
+
+    def task_count(self, split: str) -> int:
+        """Number of tasks in ``split``, a split of this env or a slice of one."""
+        self.check_split(split)
+        name = parse_split(split)
+        return len(name.indices(self._task_count(name.base)))
 
     # ------------------------------------------------------------ gym API
     @property
     def split(self) -> str | None:
-        """Split of the current task (``None`` before the first reset)."""
+        """Split of the current task (``None`` before the first reset); after a reset on a
+        slice (``"easy_train[1::2]"``), the split it is cut from."""
         return self._split
 
     @property
     def task_index(self) -> int | None:
-        """Index of the current task within its split (``None`` before the first reset)."""
+        """Index of the current task within :attr:`split` (``None`` before the first reset)."""
         return self._task_index
 
     def reset(
@@ -295,7 +307,9 @@ class TextEnv(gym.Env[str, str]):
                 raise ValueError(f"task_index_by_seed has no task for seed {seed!r}")
             task_index = by_seed[int(seed)]
         self.check_split(split)
-        num_tasks = self.task_count(split)
+        name = parse_split(split)
+        indices = name.indices(self._task_count(name.base))
+        num_tasks = len(indices)
         if num_tasks <= 0:
             raise ValueError(f"split {split!r} has no tasks")
         if task_index is None:
@@ -312,10 +326,10 @@ class TextEnv(gym.Env[str, str]):
             raise ValueError(f"unknown reset options {sorted(options)}; use split, task_index "
                              "(or task_index_by_seed)")
         self._ready = False
-        self._split, self._task_index = split, int(task_index)
+        self._split, self._task_index = name.base, indices[int(task_index)]
         self._score, self._won, self._done = 0.0, False, False
         self._actions = []
-        observation = self._start_task(split, int(task_index))
+        observation = self._start_task(self._split, self._task_index)
         self._ready = True
         observation, info = self._observe(observation), self._info(action_valid=True)
         self._render_human()

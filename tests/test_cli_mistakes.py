@@ -129,6 +129,8 @@ def test_serve_refuses_an_unknown_split(capsys) -> None:
      "--prompt-limit expects KEY=VALUE, got 'garbage'"),
     (["eval", "--env", "SearchQA-v0", "--split", "nope"], "unknown split 'nope'; this env has"),
     (["baseline", "--env", "SearchQA-v0", "--split", "nope"], "unknown split 'nope'; this env has"),
+    (["eval", "--env", "SearchQA-v0", "--split", "test[::0]"],
+     "bad split slice 'test[::0]': the step must be a positive integer"),
     (["baseline", "--env", "SearchQA-v0", "--episodes", "0"], "--episodes must be >= 1, got 0"),
     (["eval", "--env", "SearchQA-v0", "--episodes", "-1"], "--episodes must be >= 1, got -1"),
     (["eval", "--env", "SearchQA-v0", "--seeds", "0"], "--seeds must be >= 1, got 0"),

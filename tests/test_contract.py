@@ -81,6 +81,26 @@ def test_task_choice_is_a_function_of_split_and_index_or_seed(make_env) -> None:
     assert len(set(ids_by_seed)) > 1
 
 
+def test_a_split_slice_is_those_tasks_of_its_split(make_env) -> None:
+    env = make_env().unwrapped
+    whole = env.task_count("val")
+    odd = env.task_count("val[1::2]")
+    assert odd == whole // 2 and env.task_count("val[0::2]") == whole - odd
+    whole_ids = [env.reset(options={"split": "val", "task_index": i})[1]["task_id"]
+                 for i in range(min(whole, 6))]
+    for i in range(min(odd, 3)):
+        _, info = env.reset(options={"split": "val[1::2]", "task_index": i})
+        assert info["task_id"] == whole_ids[2 * i + 1]
+        assert info["split"] == "val" and env.task_index == 2 * i + 1
+    by_seed = {env.reset(seed=s, options={"split": "val[1::2]"})[1]["task_id"] for s in range(8)}
+    assert by_seed <= {env.reset(options={"split": "val", "task_index": i})[1]["task_id"]
+                       for i in range(1, whole, 2)}
+    with pytest.raises(ValueError, match=r"task_index must be an int in \[0, "):
+        env.reset(options={"split": "val[1::2]", "task_index": odd})
+    with pytest.raises(ValueError, match="unknown split 'nope'"):
+        env.task_count("nope[::2]")
+
+
 def test_same_seed_and_options_give_same_trajectory(make_env) -> None:
     first = run_expert(make_env(), {"split": "test"}, seed=7)
     second = run_expert(make_env(), {"split": "test"}, seed=7)

@@ -47,7 +47,7 @@ class EchoEnv(TextEnv):
         self._word = ""
         self._index = 0
 
-    def task_count(self, split: str) -> int:
+    def _task_count(self, split: str) -> int:
         return len(WORDS)
 
     def _start_task(self, split: str, task_index: int) -> str:

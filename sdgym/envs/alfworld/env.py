@@ -98,7 +98,7 @@ class ALFWorldEnv(TextEnv):
         self._loaded_key: tuple[str, int] | None = None
 
     # ------------------------------------------------------------------ hooks
-    def task_count(self, split: str) -> int:
+    def _task_count(self, split: str) -> int:
         """Number of tasks in ``split`` (aliases allowed)."""
         split = canonical_split(split)
         if self._folders is not None:

@@ -204,7 +204,7 @@ class ScienceWorldEnv(TextEnv):
         self._admissible_cache: list[ValidAction] | None = None
 
     # ------------------------------------------------------------------ tasks
-    def task_count(self, split: str) -> int:
+    def _task_count(self, split: str) -> int:
         """Number of ``(task, variation)`` pairs in ``split``."""
         return self.catalog.count(split)
 

@@ -116,7 +116,7 @@ class SearchQAEnv(TextEnv):
         return self._question
 
     # ------------------------------------------------------------------ hooks
-    def task_count(self, split: str) -> int:
+    def _task_count(self, split: str) -> int:
         return len(self.dataset.questions.get(split, []))
 
     def _start_task(self, split: str, task_index: int) -> str:

@@ -141,7 +141,7 @@ class WebShopEnv(TextEnv):
             return self._easy[split]
         return self.catalog.goals_by_split.get(split, [])
 
-    def task_count(self, split: str) -> int:
+    def _task_count(self, split: str) -> int:
         """Number of goals in ``split``."""
         return len(self.goals(split))
 
