@@ -87,7 +87,8 @@ def task_dataset(
 
     Args:
         env_id: A registered sdgym id, e.g. ``"sdgym/SearchQA-v0"``.
-        split: Any split the env has (``env.unwrapped.splits``).
+        split: Any split the env has (``env.unwrapped.splits``), or a slice or union of them
+            (``"val[:50%]"``, :mod:`sdgym.splits`); ``task_indices`` count within it.
         env_kwargs: ``gym.make`` keyword arguments (e.g. ``{"size": "tiny"}``); they decide the
             tasks, so pass the same ones to whatever resets the env later.
         model: A shipped warm start or model folder whose recorded prompt limits to use.

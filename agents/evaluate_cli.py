@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -119,7 +120,8 @@ def checked_arguments(args: argparse.Namespace) -> tuple[str, Path]:
     check_at_least("--episodes", args.episodes)
     check_at_least("--seeds", args.seeds)
     check_at_least("--panel-width", args.panel_width)
-    out = Path(args.out or f"runs/{args.command}-{env_id.split('/')[-1]}-{args.split}.jsonl")
+    split_in_name = re.sub(r"[^\w.-]+", "_", args.split).strip("_")  # "val[:50%]" -> "val_50"
+    out = Path(args.out or f"runs/{args.command}-{env_id.split('/')[-1]}-{split_in_name}.jsonl")
     check_writable(out, is_file=True)
     return env_id, out
 

@@ -133,6 +133,24 @@ def group_advantages(
     return advantages
 
 
+def group_outcome_counts(
+    won: Sequence[bool], score: Sequence[float], group_ids: Sequence[int], config: GRPOConfig
+) -> dict[str, int]:
+    """Per rollout, one entry per episode: how many groups there are (``groups``), how many won
+    every episode (``groups_all_won``) and how many gave every episode the same training return
+    ``R_e`` (``groups_zero_std``; TRL's ``frac_reward_zero_std``): such a group's advantages are
+    0 but for the invalid-action penalty, so it teaches nothing about winning. Many all-won
+    groups mean the policy already solves its training tasks (e.g. they are the warm start's
+    own demonstration tasks)."""
+    returns: dict[int, set[float]] = defaultdict(set)
+    all_won: dict[int, bool] = {}
+    for w, s, g in zip(won, score, group_ids, strict=True):
+        returns[int(g)].add(config.won_coef * float(w) + config.score_coef * float(s))
+        all_won[int(g)] = all_won.get(int(g), True) and bool(w)
+    return {"groups": len(returns), "groups_all_won": sum(all_won.values()),
+            "groups_zero_std": sum(len(values) == 1 for values in returns.values())}
+
+
 def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Token-mean of ``values`` over ``mask`` (0 when the mask is empty)."""
     mask = mask.to(values.dtype)

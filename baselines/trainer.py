@@ -49,6 +49,7 @@ from baselines.config import TrainConfig, flat_settings
 from baselines.cost import NOT_TRAINING_PHASES, PhaseTimer, flops_estimate
 from baselines.distributed import from_environment
 from baselines.episode_log import EpisodeLog, PanelEpisodeLog, episode_records
+from baselines.grpo import group_outcome_counts
 from baselines.heads import Head, make_head
 from baselines.learner import Learner, teacher_weight_modes
 from baselines.memory_plan import check_fits
@@ -310,13 +311,19 @@ class Trainer:
         with self.timer.phase("weight_sync"):
             self.backend.sync_weights(self.model)
         self.teachers.update_ema(self.model)
+        finished = batch.episodes
         totals = self.parallel.sum_metrics({
+            **group_outcome_counts([e.won for e in finished], [e.score for e in finished],
+                                   [e.group_id for e in finished], config.grpo),
             "episodes": len(batch.episodes), "won": sum(e.won for e in batch.episodes),
             "score": sum(e.score for e in batch.episodes), "rows": len(rows),
             "invalid": sum(not r.action_valid for r in rows),
             "advantage_abs": float(prepared.row_advantages.abs().sum())})
         episodes, rows_total = max(totals["episodes"], 1), max(totals["rows"], 1)
+        groups = max(totals["groups"], 1)
         metrics.update({
+            "train/groups_all_won": totals["groups_all_won"] / groups,
+            "train/groups_zero_std": totals["groups_zero_std"] / groups,
             "train/success": totals["won"] / episodes,
             "train/score": totals["score"] / episodes,
             "train/invalid_rate": totals["invalid"] / rows_total,

@@ -38,8 +38,8 @@ and ``baselines.skills`` through :func:`sdgym.registration.env_class`; no table 
 
 :class:`TextEnv` turns those into the Gymnasium API: text spaces, the public ``info`` keys, the
 privileged channel, deterministic task choice from ``(split, task_index)`` or ``(split, seed)``,
-split slices (``"easy_train[1::2]"``, :mod:`sdgym.splits`; the hooks only ever see a whole
-split and its own task indices), invalid-action handling that never raises, and idempotent
+split slices and unions (``"val[:50%]"``, ``"easy_train[0:75]+easy_train[150:225]"``,
+:mod:`sdgym.splits`; the hooks only ever see a whole split and its own task indices), invalid-action handling that never raises, and idempotent
 ``close()``.
 
 Example:
@@ -198,6 +198,12 @@ class TextEnv(gym.Env[str, str]):
             value = dataclasses.replace(value, kwargs=json_safe(value.kwargs))
         self.__dict__["_spec"] = value
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "task_count" in cls.__dict__ and "_task_count" not in cls.__dict__:
+            raise TypeError(f"{cls.__qualname__} overrides task_count; the engine hook is "
+                            "_task_count(split) (task_count adds split slices on top of it)")
+
     def __new__(cls, *args: Any, **kwargs: Any) -> TextEnv:
         env = super().__new__(cls)
         env._constructor = (args, kwargs)  # what a pickled copy is rebuilt from
@@ -263,23 +269,23 @@ class TextEnv(gym.Env[str, str]):
     @classmethod
     def check_split(cls, split: str) -> None:
         """Raise ValueError naming ``split`` and this env's splits unless it is one of them or
-        a slice of one (``"easy_train[1::2]"``, :mod:`sdgym.splits`); a class method: a command
+        a slice or union of them (``"val[:50%]"``, :mod:`sdgym.splits`); a class method: a command
         checks its ``--split`` before it builds anything."""
-        base = parse_split(split).base
-        if base not in cls.splits:
-            raise ValueError(f"unknown split {base!r}; this env has {list(cls.splits)}")
+        for base in parse_split(split).bases:
+            if base not in cls.splits:
+                raise ValueError(f"unknown split {base!r}; this env has {list(cls.splits)}")
 
     def task_count(self, split: str) -> int:
-        """Number of tasks in ``split``, a split of this env or a slice of one."""
+        """Number of tasks in ``split``: a split of this env, a slice of one or a union of
+        pieces (:mod:`sdgym.splits`)."""
         self.check_split(split)
-        name = parse_split(split)
-        return len(name.indices(self._task_count(name.base)))
+        return parse_split(split).count(self._task_count)
 
     # ------------------------------------------------------------ gym API
     @property
     def split(self) -> str | None:
         """Split of the current task (``None`` before the first reset); after a reset on a
-        slice (``"easy_train[1::2]"``), the split it is cut from."""
+        slice or union (``"val[:50%]"``), the split the task is cut from."""
         return self._split
 
     @property
@@ -308,8 +314,7 @@ class TextEnv(gym.Env[str, str]):
             task_index = by_seed[int(seed)]
         self.check_split(split)
         name = parse_split(split)
-        indices = name.indices(self._task_count(name.base))
-        num_tasks = len(indices)
+        num_tasks = name.count(self._task_count)
         if num_tasks <= 0:
             raise ValueError(f"split {split!r} has no tasks")
         if task_index is None:
@@ -326,7 +331,7 @@ class TextEnv(gym.Env[str, str]):
             raise ValueError(f"unknown reset options {sorted(options)}; use split, task_index "
                              "(or task_index_by_seed)")
         self._ready = False
-        self._split, self._task_index = name.base, indices[int(task_index)]
+        self._split, self._task_index = name.task(int(task_index), self._task_count)
         self._score, self._won, self._done = 0.0, False, False
         self._actions = []
         observation = self._start_task(self._split, self._task_index)

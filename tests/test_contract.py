@@ -97,6 +97,9 @@ def test_a_split_slice_is_those_tasks_of_its_split(make_env) -> None:
                        for i in range(1, whole, 2)}
     with pytest.raises(ValueError, match=r"task_index must be an int in \[0, "):
         env.reset(options={"split": "val[1::2]", "task_index": odd})
+    assert env.task_count("val[:1]+val[1::2]") == odd + 1
+    _, info = env.reset(options={"split": "val[:1]+val[1::2]", "task_index": 1})
+    assert info["task_id"] == whole_ids[1]
     with pytest.raises(ValueError, match="unknown split 'nope'"):
         env.task_count("nope[::2]")
 

@@ -12,6 +12,7 @@ from baselines.grpo import (
     clipped_policy_loss,
     entropy_from_logits,
     group_advantages,
+    group_outcome_counts,
     low_variance_kl,
     masked_mean,
     row_returns,
@@ -45,6 +46,18 @@ def test_equal_episodes_with_a_penalty_get_a_small_advantage() -> None:
     episode, row = row_returns([False, False], [0, 0], [True, False], GRPOConfig())
     advantages = group_advantages(episode, row, [0, 0], [0, 1], "episode")
     assert advantages.tolist() == pytest.approx([-0.1, 0.0])
+
+
+def test_group_outcome_counts_find_groups_that_teach_nothing_about_winning() -> None:
+    # one episode per entry: group 0 mixed, group 1 all won, group 2 all lost with equal scores,
+    # group 3 all lost with different scores (equal returns unless the score is rewarded)
+    won = [True, False, True, True, False, False, False, False]
+    score = [1.0, 0.2, 1.0, 1.0, 0.5, 0.5, 0.1, 0.9]
+    groups = [0, 0, 1, 1, 2, 2, 3, 3]
+    counts = group_outcome_counts(won, score, groups, GRPOConfig())
+    assert counts == {"groups": 4, "groups_all_won": 1, "groups_zero_std": 3}
+    with_score = group_outcome_counts(won, score, groups, GRPOConfig(score_coef=1.0))
+    assert with_score["groups_zero_std"] == 2 and with_score["groups_all_won"] == 1
 
 
 def test_group_advantages_per_turn_row_statistics() -> None:
