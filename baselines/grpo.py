@@ -142,10 +142,11 @@ def group_outcome_counts(
     0 but for the invalid-action penalty, so it teaches nothing about winning. Many all-won
     groups mean the policy already solves its training tasks (e.g. they are the warm start's
     own demonstration tasks)."""
+    episode_return, _ = row_returns(won, score, [False] * len(won), config)
     returns: dict[int, set[float]] = defaultdict(set)
     all_won: dict[int, bool] = {}
-    for w, s, g in zip(won, score, group_ids, strict=True):
-        returns[int(g)].add(config.won_coef * float(w) + config.score_coef * float(s))
+    for w, r, g in zip(won, episode_return.tolist(), group_ids, strict=True):
+        returns[int(g)].add(r)
         all_won[int(g)] = all_won.get(int(g), True) and bool(w)
     return {"groups": len(returns), "groups_all_won": sum(all_won.values()),
             "groups_zero_std": sum(len(values) == 1 for values in returns.values())}

@@ -311,10 +311,9 @@ class Trainer:
         with self.timer.phase("weight_sync"):
             self.backend.sync_weights(self.model)
         self.teachers.update_ema(self.model)
-        finished = batch.episodes
         totals = self.parallel.sum_metrics({
-            **group_outcome_counts([e.won for e in finished], [e.score for e in finished],
-                                   [e.group_id for e in finished], config.grpo),
+            **group_outcome_counts([e.won for e in batch.episodes], [e.score for e in batch.episodes],
+                                   [e.group_id for e in batch.episodes], config.grpo),
             "episodes": len(batch.episodes), "won": sum(e.won for e in batch.episodes),
             "score": sum(e.score for e in batch.episodes), "rows": len(rows),
             "invalid": sum(not r.action_valid for r in rows),

@@ -39,8 +39,8 @@ and ``baselines.skills`` through :func:`sdgym.registration.env_class`; no table 
 :class:`TextEnv` turns those into the Gymnasium API: text spaces, the public ``info`` keys, the
 privileged channel, deterministic task choice from ``(split, task_index)`` or ``(split, seed)``,
 split slices and unions (``"val[:50%]"``, ``"easy_train[0:75]+easy_train[150:225]"``,
-:mod:`sdgym.splits`; the hooks only ever see a whole split and its own task indices), invalid-action handling that never raises, and idempotent
-``close()``.
+:mod:`sdgym.splits`; the hooks only ever see a whole split and its own task indices),
+invalid-action handling that never raises, and idempotent ``close()``.
 
 Example:
     >>> import gymnasium as gym, sdgym

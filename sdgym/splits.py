@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 _PIECE = re.compile(r"(?P<base>[^\[\]+]+?)\s*(?:\[(?P<slice>[^\[\]]*)\])?", re.ASCII)
 _BOUND = re.compile(r"-?\d+%?", re.ASCII)
@@ -116,7 +117,13 @@ def _piece(name: str, text: str) -> SplitPiece:
 
 
 def parse_split(name: str) -> SplitName:
-    """Parse a split name (see the module docstring); a ValueError names what is wrong."""
+    """Parse a split name (see the module docstring); a ValueError names what is wrong. Parsed
+    once per name (every reset asks)."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"a split name must be a non-empty string, got {name!r}")
+    return _parsed(name)
+
+
+@lru_cache(maxsize=256)
+def _parsed(name: str) -> SplitName:
     return SplitName(tuple(_piece(name, text) for text in name.split("+")))
