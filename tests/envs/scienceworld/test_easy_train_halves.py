@@ -39,3 +39,19 @@ def test_the_presets_halves_share_no_task_and_keep_every_colour_and_find_task() 
         colours, tasks = _colours_and_tasks(split)
         assert set(tasks.values()) == {75} and len(tasks) == 4 and len(colours) == 6
         assert max(colours.values()) - min(colours.values()) <= 4
+
+
+def test_the_val_halves_protocol_trains_on_tasks_no_start_validation_or_test_panel_holds() -> None:
+    """cpu-mini-scienceworld-val-halves: GRPO trains on part of easy_val, validates on the rest;
+    neither part meets its warm start's demonstration tasks or the test split, and the
+    validation part holds every find task and every box colour equally often."""
+    config = load_preset("cpu-mini-scienceworld-val-halves")
+    rl, val = set(_pairs(config.train_split)), set(_pairs(config.evaluation.val_split))
+    assert not rl & val and rl | val == set(_pairs("easy_val"))
+    demonstrated = load_preset("scienceworld-swap-colours-long-warm-start").train_split
+    assert config.model.name == "scienceworld-easy-sft-swap-colours-long"
+    assert not (rl | val) & (set(_pairs(demonstrated)) | set(_pairs(config.evaluation.test_split)))
+    colours, tasks = _colours_and_tasks(config.evaluation.val_split)
+    assert len(tasks) == 4 and set(tasks.values()) == {36} and set(colours.values()) == {24}
+    colours, tasks = _colours_and_tasks(config.train_split)
+    assert len(tasks) == 4 and set(tasks.values()) == {39} and len(colours) == 6
