@@ -1,10 +1,12 @@
-"""The halves of ScienceWorld's easy_train that a warm start and RL split between them: no task in
-common, every find task and every box colour in each (pure Python: the task catalogue, no JVM)."""
+"""The task pools ScienceWorld's protocols cut from its easy splits (easy_train's halves for a warm
+start and RL; easy_val's parts for RL and validation): no task in common, every find task and
+every box colour in each (pure Python: the task catalogue, no JVM)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+from agents.warm_starts import warm_start_record
 from baselines.config import load_preset
 from sdgym.envs.scienceworld.tasks import TaskCatalog
 from sdgym.splits import parse_split
@@ -48,8 +50,7 @@ def test_the_val_halves_protocol_trains_on_tasks_no_start_validation_or_test_pan
     config = load_preset("cpu-mini-scienceworld-val-halves")
     rl, val = set(_pairs(config.train_split)), set(_pairs(config.evaluation.val_split))
     assert not rl & val and rl | val == set(_pairs("easy_val"))
-    demonstrated = load_preset("scienceworld-swap-colours-long-warm-start").train_split
-    assert config.model.name == "scienceworld-easy-sft-swap-colours-long"
+    demonstrated = warm_start_record(config.model.name)["config"]["train_split"]  # the shipped start's
     assert not (rl | val) & (set(_pairs(demonstrated)) | set(_pairs(config.evaluation.test_split)))
     colours, tasks = _colours_and_tasks(config.evaluation.val_split)
     assert len(tasks) == 4 and set(tasks.values()) == {36} and set(colours.values()) == {24}
