@@ -90,14 +90,19 @@ class GRPOConfig:
                 raise ValueError(f"grpo.{name} must be >= 1, got {getattr(self, name)}")
 
 
+def episode_returns(won: Sequence[bool], score: Sequence[float], config: GRPOConfig) -> torch.Tensor:
+    """The training return ``R_e = won_coef·won + score_coef·score`` of each entry."""
+    return torch.tensor(
+        [config.won_coef * float(w) + config.score_coef * float(s) for w, s in zip(won, score)],
+        dtype=torch.float32,
+    )
+
+
 def row_returns(
     won: Sequence[bool], score: Sequence[float], invalid: Sequence[bool], config: GRPOConfig
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(R_e per row, r_i per row)``: the episode's training return and the penalised row return."""
-    episode = torch.tensor(
-        [config.won_coef * float(w) + config.score_coef * float(s) for w, s in zip(won, score)],
-        dtype=torch.float32,
-    )
+    episode = episode_returns(won, score, config)
     penalty = torch.tensor([config.invalid_penalty * float(x) for x in invalid], dtype=torch.float32)
     return episode, episode - penalty
 
@@ -142,7 +147,7 @@ def group_outcome_counts(
     0 but for the invalid-action penalty, so it teaches nothing about winning. Many all-won
     groups mean the policy already solves its training tasks (e.g. they are the warm start's
     own demonstration tasks)."""
-    episode_return, _ = row_returns(won, score, [False] * len(won), config)
+    episode_return = episode_returns(won, score, config)
     returns: dict[int, set[float]] = defaultdict(set)
     all_won: dict[int, bool] = {}
     for w, r, g in zip(won, episode_return.tolist(), group_ids, strict=True):
