@@ -43,6 +43,7 @@ from benchmarks.protocol.statistics import (
     paired,
     paired_difference,
     score_matrix,
+    seed_consistency_lines,
     seed_interval,
 )
 from sdgym.cache import atomic_write_text
@@ -373,8 +374,9 @@ def write_report(result: dict[str, Any], out: str | Path, title: str,
     by_method = {(c.env_id, c.method): c for c in compared}
     measure = COST_MEASURES[key][0]
     lines = [f"# {title}", ""]
-    lines += [f"- {line}" for line in framing_lines(compared, measure) + stability_lines(table)
-              + rl_effect_lines(table) + power_lines(table, compared)]
+    headline = (framing_lines(compared, measure) + seed_consistency_lines(compared)
+                + stability_lines(table) + rl_effect_lines(table) + power_lines(table, compared))
+    lines += [f"- {line}" for line in headline]
     lines += [""]
     lines += [f"Intervals: 95%, stratified bootstrap over training seeds × test tasks (rliable); "
               f"Δ is the paired difference to GRPO on the same tasks and seeds. Cost: {measure} "

@@ -207,11 +207,23 @@ class Comparison:
     cost_ratio: float | None
     seeds: int
     tasks: int
+    seed_differences: tuple[float, ...] = ()
+    """Each training seed's paired difference, ``method − grpo`` averaged over the test tasks."""
 
     @property
     def verdict(self) -> str:
         """``beats`` / ``worse`` (interval excludes 0) or ``tie``."""
         return {1: "beats", -1: "worse", 0: "tie"}[self.difference.excludes_zero()]
+
+    @property
+    def seed_consistent(self) -> bool:
+        """Whether every training seed's difference has the verdict's sign (False for a tie).
+
+        The interval resamples training seeds within each task (rliable's stratified
+        bootstrap), so one strong seed can carry a verdict that the other seeds do not show."""
+        sign = self.difference.excludes_zero()
+        return bool(sign) and bool(self.seed_differences) and all(
+            d * sign > 0 for d in self.seed_differences)
 
 
 def compare_to_grpo(matrices: dict[str, dict[str, ScoreMatrix]], costs: dict[str, dict[str, float]],
@@ -235,8 +247,28 @@ def compare_to_grpo(matrices: dict[str, dict[str, ScoreMatrix]], costs: dict[str
                 env_id, method, paired_difference(a, b, seed, reps),
                 probability_of_improvement(a, b, seed, reps),
                 cost / base_cost if cost is not None and base_cost else None,
-                a.shape[0], a.shape[1]))
+                a.shape[0], a.shape[1], tuple(float(d) for d in (a - b).mean(axis=1))))
     return out
+
+
+def seed_consistency_lines(comparisons: Sequence[Comparison]) -> list[str]:
+    """How many verdicts every training seed shows, and the per-seed differences of the rest."""
+    decided = [c for c in comparisons if c.verdict != "tie" and c.seed_differences]
+    if not decided:
+        return []
+    counts = []
+    for verdict, word in (("beats", "better"), ("worse", "worse")):
+        these = [c for c in decided if c.verdict == verdict]
+        if these:
+            counts.append(f"{word} on every seed in {sum(c.seed_consistent for c in these)} of "
+                          f"the {len(these)} '{verdict}' verdicts")
+    carried = [f"{c.method} ({c.env_id.split('/')[-1]}: "
+               + ", ".join(f"{d:+.3f}" for d in c.seed_differences) + ")"
+               for c in decided if not c.seed_consistent]
+    return ["**Per training seed** (each seed's Δ to GRPO, mean over the test tasks; the "
+            "interval resamples seeds within each task, so one seed can carry a verdict): "
+            + ", ".join(counts) + "."
+            + (" Carried by some seeds only: " + "; ".join(carried) + "." if carried else "")]
 
 
 def framing_lines(comparisons: Sequence[Comparison], cost_measure: str) -> list[str]:

@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("rliable")
 
 from benchmarks.protocol.statistics import (  # noqa: E402
+    ScoreMatrix,
     compare_to_grpo,
     framing_lines,
     iqm_interval,
@@ -16,6 +17,7 @@ from benchmarks.protocol.statistics import (  # noqa: E402
     paired_difference,
     probability_of_improvement,
     score_matrix,
+    seed_consistency_lines,
     seed_interval,
 )
 
@@ -81,6 +83,39 @@ def test_paired_difference_finds_the_winner_the_tie_and_the_loser() -> None:
     # winner and loser cost more; of those the loser did worse, with the interval below 0
     assert lines[1].startswith("**2 of 3 method-vs-GRPO comparisons took more training cost**")
     assert "in 1 of those the method also did worse (point estimate), 1 with the interval" in lines[1]
+
+
+def test_seed_differences_are_each_training_seeds_paired_mean() -> None:
+    records = synthetic_records()
+    result = {c.method: c for c in compare_to_grpo(matrices(records), {}, reps=200)}
+    m = matrices(records)[ENV]
+    expected = (m["winner"].values - m["grpo"].values).mean(axis=1)
+    assert result["winner"].seed_differences == pytest.approx(tuple(expected))
+    assert len(result["tie"].seed_differences) == SEEDS
+    assert result["winner"].seed_consistent and result["loser"].seed_consistent
+    assert not result["tie"].seed_consistent  # a tie has no verdict to hold
+
+
+def test_a_win_carried_by_one_training_seed_is_named() -> None:
+    """One seed far ahead, two slightly behind: the pooled bootstrap calls it a win (it resamples
+    seeds within each task), the per-seed line says that only one seed shows it."""
+    rng = np.random.default_rng(3)
+    grpo = (rng.random((3, 200)) < 0.3).astype(float)
+    carried = grpo.copy()
+    carried[0] = np.maximum(grpo[0], rng.random(200) < 0.45)   # seed 0: far ahead
+    for seed in (1, 2):                                          # seeds 1 and 2: a little behind
+        lost = np.flatnonzero(grpo[seed])[:2]
+        carried[seed, lost] = 0.0
+    seeds, tasks = [0, 1, 2], list(range(200))
+    [c] = compare_to_grpo({ENV: {"grpo": ScoreMatrix(seeds, tasks, grpo),
+                                 "carried": ScoreMatrix(seeds, tasks, carried)}}, {}, reps=500)
+    assert c.verdict == "beats"
+    assert c.seed_differences[0] > 0.2 and all(d < 0 for d in c.seed_differences[1:])
+    assert not c.seed_consistent
+    [line] = seed_consistency_lines([c])
+    assert "better on every seed in 0 of the 1 'beats' verdicts" in line
+    assert "Carried by some seeds only: carried (SearchQA-v0: +0." in line
+    assert seed_consistency_lines([]) == []
 
 
 def test_intervals_are_reproducible_and_shrink_with_more_tasks() -> None:
