@@ -268,7 +268,8 @@ def seed_consistency_lines(comparisons: Sequence[Comparison]) -> list[str]:
     return ["**Per training seed** (each seed's Δ to GRPO, mean over the test tasks; the "
             "interval resamples seeds within each task, so one seed can carry a verdict): "
             + ", ".join(counts) + "."
-            + (" Carried by some seeds only: " + "; ".join(carried) + "." if carried else "")]
+            + (" Not shown by every seed (Δ per seed, in training-seed order): "
+               + "; ".join(carried) + "." if carried else "")]
 
 
 def framing_lines(comparisons: Sequence[Comparison], cost_measure: str) -> list[str]:

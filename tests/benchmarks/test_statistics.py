@@ -114,7 +114,7 @@ def test_a_win_carried_by_one_training_seed_is_named() -> None:
     assert not c.seed_consistent
     [line] = seed_consistency_lines([c])
     assert "better on every seed in 0 of the 1 'beats' verdicts" in line
-    assert "Carried by some seeds only: carried (SearchQA-v0: +0." in line
+    assert "Not shown by every seed (Δ per seed, in training-seed order): carried (SearchQA-v0: +0." in line
     assert seed_consistency_lines([]) == []
 
 
